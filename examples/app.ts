@@ -1,0 +1,41 @@
+// The example API: the spec's `product` resource, every operation behind the X-API-Key header.
+
+import { apiKey, createResource, crudkit, withId } from "crudkit";
+import { z } from "zod";
+
+export const product = createResource({
+  name: "product",
+  schema: withId({
+    name: z.string().min(1),
+    price: z.number().min(0),
+    status: z.enum(["active", "inactive", "draft"]).default("draft"),
+    createdAt: z.date().default(() => new Date()),
+    updatedAt: z.date().default(() => new Date()),
+  }),
+  searchable: ["name"],
+  access: {
+    create: ({ user }) => user !== null,
+    read: ({ user }) => user !== null,
+    update: ({ user }) => user !== null,
+    delete: ({ user }) => user !== null,
+    list: ({ user }) => user !== null,
+  },
+});
+
+export interface ExampleOptions {
+  /** The SQLite file. */
+  databaseUrl: string;
+  /** The key callers send in X-API-Key. */
+  apiKey: string;
+}
+
+export function createExampleApp(options: ExampleOptions) {
+  return crudkit({
+    database: { provider: "sqlite", url: options.databaseUrl },
+    autoMigrate: true,
+    resources: [product],
+    plugins: [apiKey({ keys: { [options.apiKey]: { id: "example-user", roles: ["admin"] } } })],
+  });
+}
+
+export type ExampleApp = ReturnType<typeof createExampleApp>;

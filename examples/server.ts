@@ -1,0 +1,36 @@
+// `npm start`: serves the example API on embedded SQLite.
+//   PORT (3000), HOST (127.0.0.1), API_KEY (a development key when unset), DATA_DIR (./data)
+
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { serve } from "crudkit/node";
+import { createExampleApp } from "./app.ts";
+
+const port = Number(process.env.PORT ?? 3000);
+const hostname = process.env.HOST ?? "127.0.0.1";
+const dataDir = process.env.DATA_DIR ?? "./data";
+let key = process.env.API_KEY;
+if (!key) {
+  key = `dev-${randomBytes(12).toString("hex")}`;
+  console.warn(
+    "warning: API_KEY is not set; using a development key for this run only. Set API_KEY in production.",
+  );
+}
+
+const app = createExampleApp({ databaseUrl: `file:${join(dataDir, "app.db")}`, apiKey: key });
+const running = await serve(app, { port, hostname });
+
+console.log(`crudkit example API listening on ${running.url}/api`);
+console.log(`API key: ${key}`);
+console.log("Try:");
+console.log(
+  `  curl -s -X POST ${running.url}/api/product -H 'content-type: application/json' -H 'x-api-key: ${key}' -d '{"name":"Hat","price":5}'`,
+);
+
+const stop = async () => {
+  await running.close();
+  await app.close();
+  process.exit(0);
+};
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);

@@ -1,0 +1,142 @@
+// crudkit(): assembles resources and plugins into one list of endpoints, served over HTTP by
+// `handler` and in-process by `api`.
+
+import type { Kysely } from "kysely";
+import { autoMigrate } from "../db/auto-migrate.ts";
+import { type DatabaseOptions, openDatabase } from "../db/database.ts";
+import type { TableDefinition } from "../db/table-definition.ts";
+import { resourceEndpoints } from "../resource/resource-endpoints.ts";
+import { resourceTable } from "../resource/resource-table.ts";
+import { createResourceRuntime, type Log } from "../resource/runtime.ts";
+import type { AnyResource } from "../resource/types.ts";
+import type { ResourceApi } from "./api-types.ts";
+import type { ContextDeps } from "./context.ts";
+import type { Endpoint } from "./endpoint.ts";
+import { ConfigError } from "./errors.ts";
+import { createHttpHandler } from "./http-handler.ts";
+import { chainIdentify, type Identify } from "./identity.ts";
+import { buildApi } from "./in-process-api.ts";
+import type { CrudkitPlugin, PluginContext } from "./plugin.ts";
+import { EndpointRouter } from "./router.ts";
+
+export interface CrudkitOptions<Resources extends readonly AnyResource[]> {
+  resources: Resources;
+  plugins?: readonly CrudkitPlugin[];
+  /** `{ provider: "sqlite", url: "file:./data/app.db" }`, or a Kysely instance. */
+  database: DatabaseOptions;
+  /** Prefix of every route. @default "/api" */
+  basePath?: string;
+  /** Finds the caller of a request; asked before identity plugins. */
+  identify?: Identify;
+  /** Create missing tables, columns and indexes before the first request. @default false */
+  autoMigrate?: boolean;
+  /** Largest accepted request body, in bytes. @default 1048576 */
+  bodyLimit?: number;
+  /** Page size when a list names none. @default 10 */
+  defaultLimit?: number;
+  /** Largest page size; larger requests are clamped. @default 100 */
+  maxLimit?: number;
+  /** Where errors the caller must not see are reported. @default console.error */
+  log?: Log;
+}
+
+export interface CrudkitApp<R extends AnyResource = AnyResource> {
+  /** Web-standard request handler: `(Request) => Promise<Response>`. */
+  handler: (request: Request) => Promise<Response>;
+  /** The same endpoints, called from server code. */
+  api: ResourceApi<R>;
+  /** Settles when migrations and plugin `init` are done; the handler waits for it by itself. */
+  ready: Promise<void>;
+  readonly db: Kysely<any>;
+  readonly basePath: string;
+  readonly resources: readonly R[];
+  readonly endpoints: readonly Endpoint[];
+  /** Closes the database. */
+  close(): Promise<void>;
+}
+
+export function crudkit<const Resources extends readonly AnyResource[]>(
+  options: CrudkitOptions<Resources>,
+): CrudkitApp<Resources[number]> {
+  const basePath = normalizeBasePath(options.basePath ?? "/api");
+  const log: Log = options.log ?? ((message, error) => console.error(message, error));
+  const plugins = options.plugins ?? [];
+  checkUnique(
+    options.resources.map((r) => r.name),
+    "resource",
+  );
+  checkUnique(
+    plugins.map((p) => p.id),
+    "plugin",
+  );
+
+  const database = openDatabase(options.database);
+  const pluginContext: PluginContext = { db: database.kysely, basePath, log };
+  const endpoints: Endpoint[] = [];
+  const tables: TableDefinition[] = [];
+  for (const resource of options.resources) {
+    const runtime = createResourceRuntime(resource, {
+      database,
+      pluginHooks: plugins.flatMap((p) => (p.hooks ? [p.hooks] : [])),
+      defaultLimit: options.defaultLimit ?? 10,
+      maxLimit: options.maxLimit ?? 100,
+      log,
+    });
+    endpoints.push(...resourceEndpoints(runtime));
+    tables.push(resourceTable(resource));
+  }
+  for (const plugin of plugins) {
+    const added =
+      typeof plugin.endpoints === "function" ? plugin.endpoints(pluginContext) : (plugin.endpoints ?? []);
+    endpoints.push(...added);
+    tables.push(...(plugin.tables ?? []));
+  }
+  checkUnique(
+    tables.map((t) => t.name),
+    "table",
+  );
+
+  const router = new EndpointRouter();
+  for (const endpoint of endpoints) router.add(basePath + endpoint.path, endpoint);
+
+  const deps: ContextDeps = {
+    db: database.kysely,
+    identify: chainIdentify([
+      ...(options.identify ? [options.identify] : []),
+      ...plugins.flatMap((p) => (p.identify ? [p.identify] : [])),
+    ]),
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+  };
+  const ready = (async () => {
+    if (options.autoMigrate) await autoMigrate(database, tables);
+    for (const plugin of plugins) await plugin.init?.(pluginContext);
+  })();
+  // Callers that never await `ready` must not crash the process; the handler reports the failure.
+  ready.catch(() => {});
+
+  return {
+    handler: createHttpHandler({ router, deps, ready, log }),
+    api: buildApi(endpoints, { deps, ready, log }) as ResourceApi<Resources[number]>,
+    ready,
+    db: database.kysely,
+    basePath,
+    resources: options.resources,
+    endpoints,
+    close: () => database.kysely.destroy(),
+  };
+}
+
+function normalizeBasePath(path: string): string {
+  if (path === "" || path === "/") return "";
+  if (!/^\/[A-Za-z0-9._~\-/]*$/.test(path))
+    throw new ConfigError(`basePath "${path}" must start with "/" and be a plain path.`);
+  return path.endsWith("/") ? path.slice(0, -1) : path;
+}
+
+function checkUnique(names: readonly string[], what: string): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) throw new ConfigError(`Two ${what}s are named "${name}".`);
+    seen.add(name);
+  }
+}

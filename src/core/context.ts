@@ -1,0 +1,118 @@
+// The two ways into an endpoint: an HTTP request, or a call on `app.api` from server code.
+// Both give the endpoint the same context, so validation, rules and hooks cannot differ.
+
+import type { Kysely } from "kysely";
+import type { EndpointContext } from "./endpoint.ts";
+import type { Identify, User } from "./identity.ts";
+import { readJsonBody } from "./request-body.ts";
+
+export interface ContextDeps {
+  readonly db: Kysely<any>;
+  readonly identify: Identify | undefined;
+  readonly bodyLimit: number;
+}
+
+const NO_QUERY: Record<string, string | undefined> = Object.freeze({});
+
+export class HttpContext implements EndpointContext {
+  readonly source = "http" as const;
+  readonly overrideAccess = false;
+  readonly db: Kysely<any>;
+  #query: Record<string, string | undefined> | undefined;
+  #user: Promise<User | null> | undefined;
+  #body: Promise<unknown> | undefined;
+
+  constructor(
+    readonly request: Request,
+    readonly params: Record<string, string>,
+    private readonly deps: ContextDeps,
+  ) {
+    this.db = deps.db;
+  }
+
+  get headers(): Headers {
+    return this.request.headers;
+  }
+
+  get query(): Record<string, string | undefined> {
+    this.#query ??= parseQuery(this.request.url);
+    return this.#query;
+  }
+
+  readBody(): Promise<unknown> {
+    this.#body ??= readJsonBody(this.request, this.deps.bodyLimit);
+    return this.#body;
+  }
+
+  getUser(): Promise<User | null> {
+    const identify = this.deps.identify;
+    this.#user ??= identify ? Promise.resolve(identify(this.request)) : Promise.resolve(null);
+    return this.#user;
+  }
+}
+
+/** Options of an `app.api` call. */
+export interface CallOptions {
+  body?: unknown;
+  params?: Record<string, string>;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Headers of the request being served; rules see the caller they identify. */
+  headers?: HeadersInit;
+  /** Return the `Response` the HTTP handler would send. */
+  asResponse?: boolean;
+  /** Skip access rules (server code acting on its own authority). Recorded as such by the audit plugin. */
+  overrideAccess?: boolean;
+}
+
+export class InProcessContext implements EndpointContext {
+  readonly source = "server" as const;
+  readonly request = undefined;
+  readonly db: Kysely<any>;
+  readonly headers: Headers;
+  readonly params: Record<string, string>;
+  readonly query: Record<string, string | undefined>;
+  readonly overrideAccess: boolean;
+  #user: Promise<User | null> | undefined;
+
+  constructor(
+    private readonly options: CallOptions,
+    private readonly deps: ContextDeps,
+  ) {
+    this.db = deps.db;
+    this.headers = new Headers(options.headers);
+    this.params = options.params ?? {};
+    this.query = options.query ? stringValues(options.query) : NO_QUERY;
+    this.overrideAccess = options.overrideAccess === true;
+  }
+
+  async readBody(): Promise<unknown> {
+    return this.options.body;
+  }
+
+  getUser(): Promise<User | null> {
+    const identify = this.deps.identify;
+    // Identity plugins read requests, so server calls hand them one carrying the given headers.
+    this.#user ??= identify
+      ? Promise.resolve(identify(new Request("http://in-process.local/", { headers: this.headers })))
+      : Promise.resolve(null);
+    return this.#user;
+  }
+}
+
+function parseQuery(url: string): Record<string, string | undefined> {
+  const start = url.indexOf("?");
+  if (start === -1) return NO_QUERY;
+  // No prototype: a parameter named "__proto__" must stay a plain key.
+  const query: Record<string, string | undefined> = Object.create(null);
+  for (const [key, value] of new URLSearchParams(url.slice(start + 1))) {
+    if (!(key in query)) query[key] = value;
+  }
+  return query;
+}
+
+function stringValues(query: NonNullable<CallOptions["query"]>): Record<string, string | undefined> {
+  const result: Record<string, string | undefined> = Object.create(null);
+  for (const [key, value] of Object.entries(query))
+    result[key] = value === undefined ? undefined : String(value);
+  return result;
+}

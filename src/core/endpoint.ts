@@ -1,0 +1,41 @@
+// The endpoint model: resources and plugins both produce endpoints; the router and the in-process
+// API are derived from the same list, so HTTP and server calls run the same code.
+
+import type { Kysely } from "kysely";
+import type { User } from "./identity.ts";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** What an endpoint handler sees, whether it was reached over HTTP or from server code. */
+export interface EndpointContext {
+  /** Path parameters, URL-decoded. */
+  readonly params: Readonly<Record<string, string>>;
+  /** Query parameters (first value of each). */
+  readonly query: Readonly<Record<string, string | undefined>>;
+  readonly headers: Headers;
+  /** The HTTP request, absent for in-process calls. */
+  readonly request: Request | undefined;
+  /** `http` for requests, `server` for the in-process API. */
+  readonly source: "http" | "server";
+  /** Server code asked to skip access rules. Never true over HTTP. */
+  readonly overrideAccess: boolean;
+  readonly db: Kysely<any>;
+  /** The parsed JSON body, read on first call within the body limit. */
+  readBody(): Promise<unknown>;
+  /** The caller, identified once per request; throws 401 for invalid credentials. */
+  getUser(): Promise<User | null>;
+}
+
+export interface Endpoint {
+  method: HttpMethod;
+  /** Path under the app's basePath, with `:name` parameters, for example `/product/:id`. */
+  path: string;
+  /** Status of a successful answer. @default 200 */
+  status?: number;
+  /** Name of the method on `app.api` (for example `createProduct`); none means not exposed. */
+  operationName?: string;
+  /** Further names on `app.api` for the same endpoint. */
+  operationAliases?: readonly string[];
+  /** Returns the data to send as JSON, or a Response to send as is. */
+  handler(ctx: EndpointContext): Promise<unknown>;
+}

@@ -1,0 +1,79 @@
+// The one error type every endpoint throws, its closed set of codes, and the status each maps to.
+
+/** Status for each error code: the wire contract of DESIGN §3. */
+export const ERROR_STATUS = {
+  BAD_REQUEST: 400,
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** One problem with one input field; `path` is dotted (`tags.0`), empty for the whole body. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/** The error body every failed request answers with. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  details?: ErrorDetail[];
+}
+
+/** A failure with a status, a code and a sentence meant for the caller. */
+export class APIError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly details: ErrorDetail[] | undefined;
+  /** Extra response headers (for example `Allow` on a 405). */
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "APIError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+
+  toJSON(): ErrorBody {
+    return this.details
+      ? { code: this.code, message: this.message, details: this.details }
+      : { code: this.code, message: this.message };
+  }
+}
+
+/** A mistake in the app's configuration, thrown when the app is built, never at request time. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+const GENERIC_ERROR = new APIError("INTERNAL_ERROR", "The server could not complete the request.");
+
+/**
+ * Turns anything thrown into an APIError. Unknown errors become a generic 500 whose cause is
+ * logged here and never sent, so driver messages, SQL and paths stay on the server.
+ */
+export function toAPIError(error: unknown, log: (message: string, error: unknown) => void): APIError {
+  if (error instanceof APIError) return error;
+  log("crudkit: unhandled error while serving a request", error);
+  return GENERIC_ERROR;
+}

@@ -1,0 +1,52 @@
+// The Web-standard handler: route, run the endpoint, answer JSON. Every failure becomes the
+// documented error body; nothing thrown reaches the caller as a stack or a driver message.
+
+import { type ContextDeps, HttpContext } from "./context.ts";
+import type { Endpoint } from "./endpoint.ts";
+import { toAPIError } from "./errors.ts";
+import { errorResponse, jsonResponse } from "./respond.ts";
+import type { EndpointRouter } from "./router.ts";
+
+export interface HandlerDeps {
+  router: EndpointRouter;
+  deps: ContextDeps;
+  ready: Promise<void>;
+  log: (message: string, error: unknown) => void;
+}
+
+export function createHttpHandler({
+  router,
+  deps,
+  ready,
+  log,
+}: HandlerDeps): (request: Request) => Promise<Response> {
+  let isReady = false;
+  ready.then(
+    () => {
+      isReady = true;
+    },
+    () => {},
+  );
+  return async (request) => {
+    try {
+      if (!isReady) await ready;
+      const { endpoint, params } = router.match(request.method, pathOf(request.url));
+      const result = await endpoint.handler(new HttpContext(request, params, deps));
+      return toResponse(endpoint, result);
+    } catch (error) {
+      return errorResponse(toAPIError(error, log));
+    }
+  };
+}
+
+export function toResponse(endpoint: Endpoint, result: unknown): Response {
+  return result instanceof Response ? result : jsonResponse(result, endpoint.status ?? 200);
+}
+
+/** The path of an absolute URL, without its query, still URL-encoded. */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("://") + 3);
+  if (start === -1) return "/";
+  const end = url.indexOf("?", start);
+  return end === -1 ? url.slice(start) : url.slice(start, end);
+}

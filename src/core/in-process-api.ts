@@ -1,0 +1,37 @@
+// `app.api`: each endpoint with an operation name, callable from server code through the same
+// handler code as HTTP.
+
+import { type CallOptions, type ContextDeps, InProcessContext } from "./context.ts";
+import type { Endpoint } from "./endpoint.ts";
+import { toAPIError } from "./errors.ts";
+import { toResponse } from "./http-handler.ts";
+import { errorResponse } from "./respond.ts";
+
+export type ApiFunction = (options?: CallOptions) => Promise<unknown>;
+
+export function buildApi(
+  endpoints: readonly Endpoint[],
+  {
+    deps,
+    ready,
+    log,
+  }: { deps: ContextDeps; ready: Promise<void>; log: (message: string, error: unknown) => void },
+): Record<string, ApiFunction> {
+  const api: Record<string, ApiFunction> = {};
+  for (const endpoint of endpoints) {
+    const call: ApiFunction = async (options = {}) => {
+      try {
+        await ready;
+        const result = await endpoint.handler(new InProcessContext(options, deps));
+        return options.asResponse ? toResponse(endpoint, result) : result;
+      } catch (error) {
+        const apiError = toAPIError(error, log);
+        if (options.asResponse) return errorResponse(apiError);
+        throw apiError;
+      }
+    };
+    for (const name of [endpoint.operationName, ...(endpoint.operationAliases ?? [])])
+      if (name) api[name] = call;
+  }
+  return api;
+}

@@ -1,0 +1,59 @@
+// Reads a JSON request body without ever holding more than the limit in memory.
+
+import { APIError } from "./errors.ts";
+
+export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  const type = request.headers.get("content-type");
+  if (type !== null && !isJson(type)) {
+    throw new APIError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      "The request body must be JSON; send it with content-type: application/json.",
+    );
+  }
+  const text = await readText(request, limit);
+  if (text.trim() === "") throw new APIError("BAD_REQUEST", "The request body is empty; send a JSON object.");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new APIError("BAD_REQUEST", "The request body is not valid JSON.");
+  }
+}
+
+function isJson(contentType: string): boolean {
+  const essence = contentType.split(";", 1)[0]!.trim().toLowerCase();
+  return essence === "application/json" || (essence.startsWith("application/") && essence.endsWith("+json"));
+}
+
+async function readText(request: Request, limit: number): Promise<string> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null) {
+    const length = Number(declared);
+    if (!Number.isSafeInteger(length) || length < 0)
+      throw new APIError("BAD_REQUEST", "The content-length header is not a valid length.");
+    if (length > limit) throw tooLarge(limit);
+    // The HTTP parser delivers exactly the declared length, so reading it whole is bounded.
+    const text = await request.text();
+    if (text.length > limit) throw tooLarge(limit);
+    return text;
+  }
+  if (!request.body) return "";
+  // Without a declared length (chunked), count as the bytes arrive and stop at the limit.
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size).toString("utf8");
+}
+
+function tooLarge(limit: number): APIError {
+  return new APIError("PAYLOAD_TOO_LARGE", `The request body is larger than the limit of ${limit} bytes.`);
+}

@@ -1,0 +1,35 @@
+// Compiled queries with named slots: a query is built and compiled by Kysely once, then each
+// request only fills in its parameters. This keeps builder and compiler work off the hot path.
+
+import type { Compilable, CompiledQuery, Kysely } from "kysely";
+
+/** A placeholder compiled into a query's parameters, filled in at execution. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+/** A parameter placeholder, typed as anything so it fits any builder position. */
+export function slot(name: string): any {
+  return new Slot(name);
+}
+
+export interface QueryTemplate {
+  readonly compiled: CompiledQuery;
+  /** For each parameter: the slot name to read, or the constant compiled in. */
+  readonly parameters: readonly (Slot | unknown)[];
+}
+
+export function compileTemplate(query: Compilable): QueryTemplate {
+  const compiled = query.compile();
+  return { compiled, parameters: compiled.parameters };
+}
+
+/** Runs a template with the slot values given (on a Kysely instance or a transaction). */
+export async function runTemplate<Row = Record<string, unknown>>(
+  db: Kysely<any>,
+  template: QueryTemplate,
+  values: Readonly<Record<string, unknown>>,
+): Promise<{ rows: Row[]; numAffectedRows?: bigint }> {
+  const parameters = template.parameters.map((p) => (p instanceof Slot ? values[p.name] : p));
+  return db.executeQuery<Row>({ ...template.compiled, parameters } as CompiledQuery<Row>);
+}

@@ -1,0 +1,71 @@
+// Converts between records (schema types: booleans, Date objects, parsed JSON) and database rows.
+// Built once per resource; per row it is one pass over precomputed converters.
+
+import type { Field } from "../schema/field-model.ts";
+import type { DialectName } from "./dialect.ts";
+
+export interface RecordCodec {
+  toRow(record: Readonly<Record<string, unknown>>): Record<string, unknown>;
+  fromRow(row: Readonly<Record<string, unknown>>): Record<string, unknown>;
+}
+
+type Convert = (value: unknown) => unknown;
+
+const same: Convert = (v) => v;
+
+export function createRecordCodec(fields: readonly Field[], dialect: DialectName): RecordCodec {
+  const writers = fields.map((f) => [f.name, writer(f, dialect)] as const);
+  const readers = fields.map((f) => [f.name, reader(f), f.nullable] as const);
+  return {
+    toRow(record) {
+      const row: Record<string, unknown> = {};
+      for (const [name, write] of writers) {
+        const value = record[name];
+        row[name] = value === undefined || value === null ? null : write(value);
+      }
+      return row;
+    },
+    fromRow(row) {
+      const record: Record<string, unknown> = {};
+      for (const [name, read, nullable] of readers) {
+        const value = row[name];
+        // A null in an optional, non-nullable field means "absent", as the schema's type says.
+        if (value === null || value === undefined) {
+          if (nullable) record[name] = null;
+        } else {
+          record[name] = read(value);
+        }
+      }
+      return record;
+    },
+  };
+}
+
+function writer(field: Field, dialect: DialectName): Convert {
+  switch (field.kind) {
+    case "boolean":
+      return dialect === "sqlite" ? (v) => (v ? 1 : 0) : same;
+    case "date":
+      return dialect === "sqlite" ? (v) => (v as Date).toISOString() : same;
+    case "json":
+      return (v) => JSON.stringify(v);
+    default:
+      return same;
+  }
+}
+
+function reader(field: Field): Convert {
+  switch (field.kind) {
+    case "boolean":
+      return (v) => v === true || v === 1 || v === "1";
+    case "date":
+      return (v) => (v instanceof Date ? v : new Date(v as string));
+    case "json":
+      return (v) => (typeof v === "string" ? JSON.parse(v) : v);
+    case "integer":
+    case "number":
+      return (v) => (typeof v === "number" ? v : Number(v));
+    default:
+      return same;
+  }
+}

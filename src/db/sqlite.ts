@@ -1,0 +1,47 @@
+// Embedded SQLite through better-sqlite3: WAL, a busy timeout, and prepared statements reused.
+
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import Database from "better-sqlite3";
+import { Kysely, SqliteDialect } from "kysely";
+
+/** Settings shared with the benchmark's reference server, so both run SQLite the same way. */
+export const SQLITE_PRAGMAS = [
+  "journal_mode = WAL",
+  "synchronous = NORMAL",
+  "busy_timeout = 5000",
+  "foreign_keys = ON",
+];
+
+const STATEMENT_CACHE_LIMIT = 500;
+
+/** `file:./data/app.db`, `./data/app.db` or `:memory:` → a path better-sqlite3 accepts. */
+export function sqlitePath(url: string): string {
+  const path = url.startsWith("file:") ? url.slice("file:".length) : url;
+  if (path === "") throw new Error("The SQLite url is empty.");
+  return path === ":memory:" ? path : resolve(path);
+}
+
+export function openSqlite(url: string): Kysely<any> {
+  const path = sqlitePath(url);
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
+  // Kysely prepares every statement it runs; queries repeat, so the prepared ones are kept.
+  const statements = new Map<string, Database.Statement>();
+  const cached = {
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = db.prepare(sql);
+        if (statements.size < STATEMENT_CACHE_LIMIT) statements.set(sql, statement);
+      }
+      return statement;
+    },
+    close() {
+      statements.clear();
+      db.close();
+    },
+  };
+  return new Kysely<any>({ dialect: new SqliteDialect({ database: cached as never }) });
+}

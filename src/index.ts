@@ -1,0 +1,43 @@
+// crudkit: resource definitions become a REST API on a real SQL database.
+
+export type {
+  ApiMethod,
+  DeleteResult,
+  ListQueryInput,
+  OptionalApiMethod,
+  ResourceApi,
+} from "./core/api-types.ts";
+export { type CrudkitApp, type CrudkitOptions, crudkit } from "./core/app.ts";
+export type { CallOptions } from "./core/context.ts";
+export type { Endpoint, EndpointContext, HttpMethod } from "./core/endpoint.ts";
+export {
+  APIError,
+  ConfigError,
+  ERROR_STATUS,
+  type ErrorBody,
+  type ErrorCode,
+  type ErrorDetail,
+} from "./core/errors.ts";
+export type { Identify, User } from "./core/identity.ts";
+export type { CrudkitPlugin, PluginContext } from "./core/plugin.ts";
+export type { DatabaseOptions } from "./db/database.ts";
+export type {
+  ColumnDefinition,
+  ColumnType,
+  IndexDefinition,
+  TableDefinition,
+} from "./db/table-definition.ts";
+export { type ApiKeyOptions, apiKey } from "./plugins/api-key/api-key.ts";
+export type { AccessContext, AccessRule, Operation, ResourceAccess } from "./resource/access.ts";
+export { createResource, type ResourceConfig, withId } from "./resource/create-resource.ts";
+export type { HookContext, ResourceHooks } from "./resource/hooks.ts";
+export type { ListQuery, ListResult, Pagination } from "./resource/list-query.ts";
+export type { Pluralize } from "./resource/plural.ts";
+export type {
+  AnyResource,
+  CreateInputOf,
+  RecordOf,
+  Resource,
+  SortableOf,
+  UpdateInputOf,
+} from "./resource/types.ts";

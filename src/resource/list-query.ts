@@ -1,0 +1,111 @@
+// Parses and checks list query parameters: page, limit, search, sortBy, sortOrder.
+
+import { APIError } from "../core/errors.ts";
+
+export interface ListQuery {
+  page: number;
+  limit: number;
+  search: string | undefined;
+  sortBy: string | undefined;
+  sortOrder: "asc" | "desc";
+}
+
+export interface Pagination {
+  page: number;
+  limit: number;
+  total: number;
+  totalPages: number;
+  hasNext: boolean;
+  hasPrev: boolean;
+}
+
+export interface ListResult<Rec> {
+  items: Rec[];
+  pagination: Pagination;
+}
+
+export interface ListRules {
+  resource: string;
+  sortable: ReadonlySet<string>;
+  searchable: boolean;
+  defaultLimit: number;
+  maxLimit: number;
+}
+
+const MAX_PAGE = 1_000_000_000;
+const MAX_SEARCH_LENGTH = 200;
+
+export function parseListQuery(
+  query: Readonly<Record<string, string | undefined>>,
+  rules: ListRules,
+): ListQuery {
+  const page = positiveInteger(query.page, "page") ?? 1;
+  if (page > MAX_PAGE) throw badQuery(`page must be at most ${MAX_PAGE}.`);
+  const limit = Math.min(positiveInteger(query.limit, "limit") ?? rules.defaultLimit, rules.maxLimit);
+  return {
+    page,
+    limit,
+    search: parseSearch(query.search, rules),
+    sortBy: parseSortBy(query.sortBy, rules),
+    sortOrder: parseSortOrder(query.sortOrder),
+  };
+}
+
+export function paginate<Rec>(items: Rec[], total: number, query: ListQuery): ListResult<Rec> {
+  const totalPages = Math.ceil(total / query.limit);
+  return {
+    items,
+    pagination: {
+      page: query.page,
+      limit: query.limit,
+      total,
+      totalPages,
+      hasNext: query.page < totalPages,
+      hasPrev: query.page > 1,
+    },
+  };
+}
+
+function positiveInteger(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!/^\d{1,10}$/.test(value) || Number(value) < 1)
+    throw badQuery(`${name} must be a positive integer, got "${clip(value)}".`);
+  return Number(value);
+}
+
+function parseSearch(value: string | undefined, rules: ListRules): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!rules.searchable)
+    throw badQuery(`search is not available: "${rules.resource}" has no searchable fields.`);
+  if (value.length > MAX_SEARCH_LENGTH)
+    throw badQuery(`search must be at most ${MAX_SEARCH_LENGTH} characters.`);
+  return value;
+}
+
+function parseSortBy(value: string | undefined, rules: ListRules): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!rules.sortable.has(value)) {
+    throw badQuery(
+      `Cannot sort by "${clip(value)}": sortBy must be one of ${[...rules.sortable].join(", ")}.`,
+    );
+  }
+  return value;
+}
+
+function parseSortOrder(value: string | undefined): "asc" | "desc" {
+  if (value === undefined || value === "") return "desc";
+  const order = value.toLowerCase();
+  if (order !== "asc" && order !== "desc")
+    throw badQuery(`sortOrder must be "asc" or "desc", got "${clip(value)}".`);
+  return order;
+}
+
+/** Echoes at most a short, printable piece of what the caller sent. */
+function clip(value: string): string {
+  const printable = value.replace(/[^\x20-\x7e]/g, "?");
+  return printable.length > 40 ? `${printable.slice(0, 40)}…` : printable;
+}
+
+function badQuery(message: string): APIError {
+  return new APIError("BAD_REQUEST", message);
+}

@@ -1,0 +1,50 @@
+// POST /<resource> → 201 with the created record.
+
+import type { Endpoint } from "../../core/endpoint.ts";
+import { uuidv7 } from "../../core/id.ts";
+import { checkRule, denyWithoutRule } from "../access.ts";
+import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
+import { capitalize, hookContext, inTransaction, type ResourceRuntime } from "../runtime.ts";
+
+export function createEndpoint(rt: ResourceRuntime): Endpoint {
+  const { resource, hooks } = rt;
+  const rule = resource.access.create;
+  return {
+    method: "POST",
+    path: `/${resource.name}`,
+    status: 201,
+    operationName: `create${capitalize(resource.name)}`,
+    async handler(ctx) {
+      const user = await ctx.getUser();
+      if (!ctx.overrideAccess) denyWithoutRule(rule, "create", resource.name);
+      const body = await ctx.readBody();
+      if (!ctx.overrideAccess) {
+        await checkRule(rule, {
+          user,
+          headers: ctx.headers,
+          operation: "create",
+          resource: resource.name,
+          body,
+        });
+      }
+      const base = hookContext(ctx, rt, "create", user);
+      let data = rt.validator.create(body);
+      if (hooks.beforeCreate.length) data = await runTransforming(hooks.beforeCreate, base, "data", data);
+
+      const { id, ...fields } = data;
+      const record: Record<string, unknown> = { id: typeof id === "string" ? id : uuidv7(), ...fields };
+      if (resource.timestamps) {
+        const now = new Date();
+        record.createdAt = now;
+        record.updatedAt = now;
+      }
+      await inTransaction(ctx.db, hooks.afterCreate, async (db) => {
+        await rt.store.insert(db, record);
+        await runAll(hooks.afterCreate, { ...base, db, record });
+      });
+      if (hooks.afterCreateCommit.length)
+        await runAfterCommit(hooks.afterCreateCommit, { ...base, record }, rt.log);
+      return record;
+    },
+  };
+}

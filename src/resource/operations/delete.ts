@@ -1,0 +1,39 @@
+// DELETE /<resource>/:id → 200 with { success: true, id }.
+
+import type { Endpoint } from "../../core/endpoint.ts";
+import { checkRule } from "../access.ts";
+import { runAfterCommit, runAll } from "../hooks.ts";
+import { capitalize, hookContext, inTransaction, notFound, type ResourceRuntime } from "../runtime.ts";
+
+export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
+  const { resource, hooks } = rt;
+  const rule = resource.access.delete;
+  return {
+    method: "DELETE",
+    path: `/${resource.name}/:id`,
+    operationName: `delete${capitalize(resource.name)}`,
+    async handler(ctx) {
+      const user = await ctx.getUser();
+      const id = ctx.params.id!;
+      if (!ctx.overrideAccess)
+        await checkRule(rule, {
+          user,
+          headers: ctx.headers,
+          operation: "delete",
+          resource: resource.name,
+          id,
+        });
+      const base = { ...hookContext(ctx, rt, "delete", user), id };
+      if (hooks.beforeDelete.length) await runAll(hooks.beforeDelete, base);
+      const previous = await inTransaction(ctx.db, hooks.afterDelete, async (db) => {
+        const previous = await rt.store.delete(db, id);
+        if (!previous) notFound(rt, id);
+        await runAll(hooks.afterDelete, { ...base, db, previous });
+        return previous;
+      });
+      if (hooks.afterDeleteCommit.length)
+        await runAfterCommit(hooks.afterDeleteCommit, { ...base, previous }, rt.log);
+      return { success: true, id };
+    },
+  };
+}

@@ -1,0 +1,31 @@
+// GET /<plural>?page&limit&search&sortBy&sortOrder → 200 with { items, pagination }.
+
+import type { Endpoint } from "../../core/endpoint.ts";
+import { checkRule } from "../access.ts";
+import { runAll, runTransforming } from "../hooks.ts";
+import { paginate, parseListQuery } from "../list-query.ts";
+import { capitalize, hookContext, type ResourceRuntime } from "../runtime.ts";
+
+export function listEndpoint(rt: ResourceRuntime): Endpoint {
+  const { resource, hooks } = rt;
+  const rule = resource.access.list;
+  return {
+    method: "GET",
+    path: `/${resource.plural}`,
+    operationName: `list${capitalize(resource.plural)}`,
+    async handler(ctx) {
+      const user = await ctx.getUser();
+      if (!ctx.overrideAccess)
+        await checkRule(rule, { user, headers: ctx.headers, operation: "list", resource: resource.name });
+      const query = parseListQuery(ctx.query, rt.listRules);
+      const base =
+        hooks.beforeList.length || hooks.afterList.length
+          ? { ...hookContext(ctx, rt, "list", user), query }
+          : undefined;
+      if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
+      const { items, total } = await rt.store.list(ctx.db, query);
+      const result = paginate(items, total, query);
+      return hooks.afterList.length ? runTransforming(hooks.afterList, base!, "result", result) : result;
+    },
+  };
+}

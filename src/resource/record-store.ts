@@ -1,0 +1,132 @@
+// The SQL behind a resource's five operations. Every query shape is compiled once (see
+// query-template.ts); a request binds its values and runs a cached prepared statement.
+
+import { type Kysely, sql } from "kysely";
+import { APIError } from "../core/errors.ts";
+import { type Database, isUniqueViolation } from "../db/database.ts";
+import { likeOperator } from "../db/dialect.ts";
+import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
+import { createRecordCodec } from "../db/record-codec.ts";
+import type { ListQuery } from "./list-query.ts";
+import type { AnyResource } from "./types.ts";
+
+type Row = Record<string, unknown>;
+
+export interface RecordStore {
+  insert(db: Kysely<any>, record: Row): Promise<void>;
+  findById(db: Kysely<any>, id: string): Promise<Row | undefined>;
+  /** Writes `changes` (record-shaped) and returns the record after, or undefined if none. */
+  update(db: Kysely<any>, id: string, changes: Row): Promise<Row | undefined>;
+  /** Deletes and returns the deleted record, or undefined if none. */
+  delete(db: Kysely<any>, id: string): Promise<Row | undefined>;
+  list(db: Kysely<any>, query: ListQuery): Promise<{ items: Row[]; total: number }>;
+}
+
+const TEMPLATE_CACHE_LIMIT = 256;
+
+export function createRecordStore(resource: AnyResource, database: Database): RecordStore {
+  const { kysely: builder, dialect, returning } = database;
+  const table = resource.name;
+  const codec = createRecordCodec(resource.fields, dialect);
+  const columns = resource.fields.map((f) => f.name);
+  const defaultSort = resource.timestamps ? "createdAt" : "id";
+  const like = likeOperator(dialect);
+
+  const insert = compileTemplate(
+    builder.insertInto(table).values(Object.fromEntries(columns.map((c) => [c, slot(c)]))),
+  );
+  // SELECT * FROM "product" WHERE "id" = ?
+  const findById = compileTemplate(builder.selectFrom(table).selectAll().where("id", "=", slot("$id")));
+  const deleteById = returning
+    ? compileTemplate(builder.deleteFrom(table).where("id", "=", slot("$id")).returningAll())
+    : compileTemplate(builder.deleteFrom(table).where("id", "=", slot("$id")));
+  const updates = new Map<string, QueryTemplate>();
+  const lists = new Map<string, { page: QueryTemplate; count: QueryTemplate }>();
+
+  const updateTemplate = (changed: string[]): QueryTemplate => {
+    const key = changed.join(",");
+    let template = updates.get(key);
+    if (!template) {
+      const query = builder
+        .updateTable(table)
+        .set(Object.fromEntries(changed.map((c) => [c, slot(c)])))
+        .where("id", "=", slot("$id"));
+      template = compileTemplate(returning ? query.returningAll() : query);
+      if (updates.size < TEMPLATE_CACHE_LIMIT) updates.set(key, template);
+    }
+    return template;
+  };
+
+  // SELECT * FROM t WHERE (a LIKE ? ESCAPE '\' OR b LIKE ? ESCAPE '\') ORDER BY <sort> <dir>, id <dir> LIMIT ? OFFSET ?
+  const listTemplates = (query: ListQuery) => {
+    const key = `${query.search ? 1 : 0}:${query.sortBy ?? ""}:${query.sortOrder}`;
+    let templates = lists.get(key);
+    if (!templates) {
+      const where = query.search
+        ? sql<boolean>`(${sql.join(
+            resource.searchable.map(
+              (f) => sql`${sql.ref(f)} ${sql.raw(like)} ${slot("search")} escape ${sql.lit("\\")}`,
+            ),
+            sql` or `,
+          )})`
+        : sql<boolean>`1 = 1`;
+      const sortBy = query.sortBy ?? defaultSort;
+      let page = builder.selectFrom(table).selectAll().where(where).orderBy(sortBy, query.sortOrder);
+      if (sortBy !== "id") page = page.orderBy("id", query.sortOrder);
+      templates = {
+        page: compileTemplate(page.limit(slot("limit")).offset(slot("offset"))),
+        count: compileTemplate(
+          builder.selectFrom(table).select(sql<number>`count(*)`.as("total")).where(where),
+        ),
+      };
+      lists.set(key, templates);
+    }
+    return templates;
+  };
+
+  const findOne = async (db: Kysely<any>, id: string) => {
+    const { rows } = await runTemplate<Row>(db, findById, { $id: id });
+    return rows[0] ? codec.fromRow(rows[0]) : undefined;
+  };
+
+  return {
+    async insert(db, record) {
+      try {
+        await runTemplate(db, insert, codec.toRow(record));
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw new APIError("CONFLICT", `A ${resource.name} with this id or unique value already exists.`);
+        }
+        throw error;
+      }
+    },
+    findById: findOne,
+    async update(db, id, changes) {
+      const changed = Object.keys(changes).sort();
+      const row = codec.toRow(changes);
+      const values: Row = { $id: id };
+      for (const c of changed) values[c] = row[c];
+      const result = await runTemplate<Row>(db, updateTemplate(changed), values);
+      if (!returning) return result.numAffectedRows === 0n ? undefined : findOne(db, id);
+      return result.rows[0] ? codec.fromRow(result.rows[0]) : undefined;
+    },
+    async delete(db, id) {
+      if (returning) {
+        const { rows } = await runTemplate<Row>(db, deleteById, { $id: id });
+        return rows[0] ? codec.fromRow(rows[0]) : undefined;
+      }
+      const previous = await findOne(db, id);
+      if (previous) await runTemplate(db, deleteById, { $id: id });
+      return previous;
+    },
+    async list(db, query) {
+      const templates = listTemplates(query);
+      const search = query.search === undefined ? undefined : `%${query.search.replace(/[\\%_]/g, "\\$&")}%`;
+      const values = { search, limit: query.limit, offset: (query.page - 1) * query.limit };
+      const counted = await runTemplate<{ total: number | string }>(db, templates.count, values);
+      const total = Number(counted.rows[0]?.total ?? 0);
+      const { rows } = await runTemplate<Row>(db, templates.page, values);
+      return { items: rows.map(codec.fromRow), total };
+    },
+  };
+}

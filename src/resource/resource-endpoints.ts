@@ -1,0 +1,26 @@
+// The five endpoints of a resource, and the in-process names they answer to.
+
+import type { Endpoint } from "../core/endpoint.ts";
+import { createEndpoint } from "./operations/create.ts";
+import { deleteEndpoint } from "./operations/delete.ts";
+import { listEndpoint } from "./operations/list.ts";
+import { readEndpoint } from "./operations/read.ts";
+import { updateEndpoint } from "./operations/update.ts";
+import { typeLevelPlural } from "./plural.ts";
+import { capitalize, type ResourceRuntime } from "./runtime.ts";
+
+export function resourceEndpoints(rt: ResourceRuntime): Endpoint[] {
+  const { resource } = rt;
+  const endpoints = [
+    createEndpoint(rt),
+    readEndpoint(rt),
+    updateEndpoint(rt),
+    deleteEndpoint(rt),
+    listEndpoint(rt),
+  ];
+  // The types name the list method with English rules (`Pluralize<Name>`); when the real
+  // pluralizer disagrees (sheep → sheep), the typed name answers too.
+  const typed = typeLevelPlural(resource.name);
+  if (typed !== resource.plural) endpoints[4]!.operationAliases = [`list${capitalize(typed)}`];
+  return endpoints;
+}

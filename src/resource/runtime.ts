@@ -1,0 +1,90 @@
+// Everything a resource's operations need, built once when the app is assembled.
+
+import type { Kysely } from "kysely";
+import type { EndpointContext } from "../core/endpoint.ts";
+import { APIError } from "../core/errors.ts";
+import type { User } from "../core/identity.ts";
+import type { Database } from "../db/database.ts";
+import { createInputValidator, type InputValidator } from "../schema/input-validation.ts";
+import type { Operation } from "./access.ts";
+import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
+import type { ListRules } from "./list-query.ts";
+import { createRecordStore, type RecordStore } from "./record-store.ts";
+import type { AnyResource } from "./types.ts";
+
+export type Log = (message: string, error?: unknown) => void;
+
+export interface ResourceRuntime {
+  readonly resource: AnyResource;
+  readonly store: RecordStore;
+  readonly validator: InputValidator;
+  readonly hooks: HookChain;
+  readonly listRules: ListRules;
+  readonly log: Log;
+}
+
+export interface RuntimeOptions {
+  database: Database;
+  pluginHooks: readonly AnyResourceHooks[];
+  defaultLimit: number;
+  maxLimit: number;
+  log: Log;
+}
+
+export function createResourceRuntime(resource: AnyResource, options: RuntimeOptions): ResourceRuntime {
+  const managed = resource.timestamps ? ["createdAt", "updatedAt"] : [];
+  const sortable = resource.fields.filter((f) => f.kind !== "json").map((f) => f.name);
+  return {
+    resource,
+    store: createRecordStore(resource, options.database),
+    validator: createInputValidator(resource.name, resource.fields, managed),
+    hooks: chainHooks([resource.hooks, ...options.pluginHooks]),
+    listRules: {
+      resource: resource.name,
+      sortable: new Set(sortable),
+      searchable: resource.searchable.length > 0,
+      defaultLimit: options.defaultLimit,
+      maxLimit: options.maxLimit,
+    },
+    log: options.log,
+  };
+}
+
+export function hookContext(
+  ctx: EndpointContext,
+  rt: ResourceRuntime,
+  operation: Operation,
+  user: User | null,
+): HookContext {
+  return {
+    resource: rt.resource.name,
+    operation,
+    user,
+    headers: ctx.headers,
+    source: ctx.source,
+    overrideAccess: ctx.overrideAccess,
+    db: ctx.db,
+  };
+}
+
+/** Runs the write and its atomic hooks in one transaction; without such hooks, no transaction is needed. */
+export function inTransaction<T>(
+  db: Kysely<any>,
+  atomicHooks: readonly unknown[],
+  work: (db: Kysely<any>) => Promise<T>,
+): Promise<T> {
+  if (atomicHooks.length === 0) return work(db);
+  return db.transaction().execute((trx) => work(trx));
+}
+
+export function capitalize(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+export function notFound(rt: ResourceRuntime, id: string): never {
+  const shown = id.length > 80 ? `${id.slice(0, 80)}…` : id;
+  throw new APIError(
+    "NOT_FOUND",
+    `No ${rt.resource.name} with id "${shown.replace(/[^\x20-\x7e]/g, "?")}" exists.`,
+  );
+}

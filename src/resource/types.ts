@@ -1,0 +1,80 @@
+// Type-level view of a resource: the record, create and update inputs, derived from the schema.
+
+import type { z } from "zod";
+import type { Field } from "../schema/field-model.ts";
+import type { ResourceAccess } from "./access.ts";
+import type { AnyResourceHooks } from "./hooks.ts";
+
+export type AnyObjectSchema = z.ZodObject<z.ZodRawShape>;
+
+export type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+type Managed<T extends boolean> = false extends T ? never : "createdAt" | "updatedAt";
+type TimestampFields<T extends boolean> = false extends T ? unknown : { createdAt: Date; updatedAt: Date };
+
+/** Date fields also accept ISO 8601 strings as input. */
+type AcceptDateStrings<T> = { [K in keyof T]: Date extends NonNullable<T[K]> ? T[K] | string : T[K] };
+
+/** A stored record as server code sees it (dates as Date objects). */
+export type RecordShape<S extends AnyObjectSchema, T extends boolean> = Simplify<
+  { id: string } & Omit<z.output<S>, "id" | Managed<T>> & TimestampFields<T>
+>;
+
+/** The body of a create: the schema's input, `id` optional, timestamps set by the server. */
+export type CreateShape<S extends AnyObjectSchema, T extends boolean> = Simplify<
+  { id?: string } & AcceptDateStrings<Omit<z.input<S>, "id" | Managed<T>>>
+>;
+
+/** The body of an update: any subset of the writable fields. */
+export type UpdateShape<S extends AnyObjectSchema, T extends boolean> = Simplify<
+  Partial<AcceptDateStrings<Omit<z.input<S>, "id" | Managed<T>>>>
+>;
+
+/** Validated create data as hooks see it. */
+export type CreateData<S extends AnyObjectSchema, T extends boolean> = Simplify<
+  { id?: string } & Omit<z.output<S>, "id" | Managed<T>>
+>;
+
+/** Validated update data as hooks see it: only the fields sent. */
+export type UpdateData<S extends AnyObjectSchema, T extends boolean> = Simplify<
+  Partial<Omit<z.output<S>, "id" | Managed<T>>>
+>;
+
+/** Names of the schema's string fields (what `searchable` may list). */
+export type StringFieldOf<S extends AnyObjectSchema> = {
+  [K in keyof z.output<S>]-?: NonNullable<z.output<S>[K]> extends string ? K : never;
+}[keyof z.output<S>] &
+  string;
+
+/** Names a list may be sorted by. */
+export type SortableFieldOf<S extends AnyObjectSchema, T extends boolean> = {
+  [K in keyof RecordShape<S, T>]-?: NonNullable<RecordShape<S, T>[K]> extends string | number | boolean | Date
+    ? K
+    : never;
+}[keyof RecordShape<S, T>] &
+  string;
+
+export interface Resource<
+  N extends string = string,
+  S extends AnyObjectSchema = AnyObjectSchema,
+  P extends string = string,
+  T extends boolean = boolean,
+> {
+  readonly name: N;
+  /** Plural used by the list path (`/api/<plural>`) and `app.api.list<Plural>`. */
+  readonly plural: P;
+  readonly schema: S;
+  readonly timestamps: T;
+  readonly searchable: readonly string[];
+  readonly access: ResourceAccess;
+  readonly hooks: AnyResourceHooks;
+  /** Every stored field, including the server-managed `id` and timestamps. */
+  readonly fields: readonly Field[];
+}
+
+export type AnyResource = Resource<string, AnyObjectSchema, string, boolean>;
+
+export type RecordOf<R extends AnyResource> = RecordShape<R["schema"], R["timestamps"]>;
+export type CreateInputOf<R extends AnyResource> = CreateShape<R["schema"], R["timestamps"]>;
+export type UpdateInputOf<R extends AnyResource> = UpdateShape<R["schema"], R["timestamps"]>;
+export type SortableOf<R extends AnyResource> = SortableFieldOf<R["schema"], R["timestamps"]>;

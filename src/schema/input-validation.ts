@@ -1,0 +1,114 @@
+// Validates create and update bodies against a resource's schema. The Zod schemas are built once
+// per resource; per request this is one pass over date fields and one safeParse.
+
+import { z } from "zod";
+import { APIError, type ErrorDetail } from "../core/errors.ts";
+import { type Field, withoutDefault } from "./field-model.ts";
+
+export interface InputValidator {
+  /** A create body, defaults applied. Throws a 400 `VALIDATION_ERROR`. */
+  create(body: unknown): Record<string, unknown>;
+  /** An update body: only the fields sent, no defaults. Throws a 400 `VALIDATION_ERROR`. */
+  update(body: unknown): Record<string, unknown>;
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const DEFAULT_ID = z.string().min(1).max(255).optional();
+
+export function createInputValidator(
+  resourceName: string,
+  fields: readonly Field[],
+  serverManaged: readonly string[],
+): InputValidator {
+  const managed = new Set(serverManaged);
+  const writable = fields.filter((f) => !managed.has(f.name) && f.name !== "id");
+  const idField = fields.find((f) => f.name === "id");
+  const dateFields = fields.filter((f) => f.kind === "date").map((f) => f.name);
+
+  const createShape: Record<string, z.ZodType> = { id: idField ? idField.schema.optional() : DEFAULT_ID };
+  // The id is a path segment later; it must be a non-empty string whatever the schema says.
+  const updateShape: Record<string, z.ZodType> = {};
+  for (const field of writable) {
+    createShape[field.name] = field.schema;
+    updateShape[field.name] = withoutDefault(field.schema).optional();
+  }
+  const createSchema = z.strictObject(createShape);
+  const updateSchema = z.strictObject(updateShape);
+  const readOnlyOnUpdate = new Set([...managed, "id"]);
+
+  const check = (
+    schema: z.ZodType,
+    body: unknown,
+    readOnly: ReadonlySet<string>,
+  ): Record<string, unknown> => {
+    const input = reviveDates(asObject(resourceName, body), dateFields);
+    const readOnlyErrors = readOnlyDetails(input, readOnly);
+    const result = schema.safeParse(input);
+    const details = [
+      ...readOnlyErrors,
+      ...(result.success ? [] : issueDetails(result.error.issues, readOnly)),
+    ];
+    if (details.length > 0) throw validationError(resourceName, details);
+    return result.data as Record<string, unknown>;
+  };
+
+  return {
+    create: (body) => check(createSchema, body, managed),
+    update: (body) => check(updateSchema, body, readOnlyOnUpdate),
+  };
+}
+
+function asObject(resourceName: string, body: unknown): Record<string, unknown> {
+  if (typeof body === "object" && body !== null && !Array.isArray(body))
+    return body as Record<string, unknown>;
+  throw validationError(resourceName, [
+    { path: "", message: "Expected a JSON object with the fields to write." },
+  ]);
+}
+
+/** Date fields accept ISO 8601 strings on the wire; they become Date objects before validation. */
+function reviveDates(input: Record<string, unknown>, dateFields: readonly string[]): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const name of dateFields) {
+    const value = input[name];
+    if (typeof value !== "string" || !ISO_DATE.test(value)) continue;
+    const date = new Date(value);
+    if (Number.isNaN(date.getTime())) continue;
+    copy ??= { ...input };
+    copy[name] = date;
+  }
+  return copy ?? input;
+}
+
+function readOnlyDetails(input: Record<string, unknown>, readOnly: ReadonlySet<string>): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const name of readOnly) {
+    if (input[name] !== undefined)
+      details.push({ path: name, message: `"${name}" is read-only and is set by the server.` });
+  }
+  return details;
+}
+
+function issueDetails(issues: readonly z.core.$ZodIssue[], readOnly: ReadonlySet<string>): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const issue of issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        if (issue.path.length === 0 && readOnly.has(key)) continue;
+        details.push({ path: [...issue.path, key].join("."), message: `Unknown field "${key}".` });
+      }
+    } else {
+      details.push({ path: issue.path.map(String).join("."), message: issue.message });
+    }
+  }
+  return details;
+}
+
+function validationError(resourceName: string, details: ErrorDetail[]): APIError {
+  const [first] = details;
+  const where = first?.path ? `${first.path}: ` : "";
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
+  return new APIError("VALIDATION_ERROR", `Invalid ${resourceName}: ${where}${first?.message}${more}`, {
+    details,
+  });
+}
