@@ -1,4 +1,4 @@
-// Converts between records (schema types: booleans, Date objects, parsed JSON) and database rows.
+// Converts between records (booleans, numbers, parsed JSON, dates as ISO 8601 strings) and rows.
 // Built once per resource; per row it is one pass over precomputed converters.
 
 import type { Field } from "../schema/field-model.ts";
@@ -16,6 +16,8 @@ const same: Convert = (v) => v;
 export function createRecordCodec(fields: readonly Field[], dialect: DialectName): RecordCodec {
   const writers = fields.map((f) => [f.name, writer(f, dialect)] as const);
   const readers = fields.map((f) => [f.name, reader(f), f.nullable] as const);
+  // When every column already reads back as its record value, rows are records: no copy per row.
+  const rowsAreRecords = fields.every((f) => readsAsIs(f, dialect));
   return {
     toRow(record) {
       const row: Record<string, unknown> = {};
@@ -26,6 +28,7 @@ export function createRecordCodec(fields: readonly Field[], dialect: DialectName
       return row;
     },
     fromRow(row) {
+      if (rowsAreRecords) return row as Record<string, unknown>;
       const record: Record<string, unknown> = {};
       for (const [name, read, nullable] of readers) {
         const value = row[name];
@@ -46,7 +49,9 @@ function writer(field: Field, dialect: DialectName): Convert {
     case "boolean":
       return dialect === "sqlite" ? (v) => (v ? 1 : 0) : same;
     case "date":
-      return dialect === "sqlite" ? (v) => (v as Date).toISOString() : same;
+      return dialect === "sqlite"
+        ? (v) => (v instanceof Date ? v.toISOString() : v)
+        : (v) => (v instanceof Date ? v : new Date(v as string));
     case "json":
       return (v) => JSON.stringify(v);
     default:
@@ -59,7 +64,8 @@ function reader(field: Field): Convert {
     case "boolean":
       return (v) => v === true || v === 1 || v === "1";
     case "date":
-      return (v) => (v instanceof Date ? v : new Date(v as string));
+      // Records carry dates as ISO 8601 strings; SQLite already stores them so.
+      return (v) => (v instanceof Date ? v.toISOString() : String(v));
     case "json":
       return (v) => (typeof v === "string" ? JSON.parse(v) : v);
     case "integer":
@@ -68,4 +74,15 @@ function reader(field: Field): Convert {
     default:
       return same;
   }
+}
+
+function readsAsIs(field: Field, dialect: DialectName): boolean {
+  if (dialect !== "sqlite" || field.optional) return false;
+  return (
+    field.kind === "string" ||
+    field.kind === "enum" ||
+    field.kind === "number" ||
+    field.kind === "date" ||
+    field.kind === "integer"
+  );
 }

@@ -13,7 +13,8 @@ import type { AnyResource } from "./types.ts";
 type Row = Record<string, unknown>;
 
 export interface RecordStore {
-  insert(db: Kysely<any>, record: Row): Promise<void>;
+  /** Inserts and returns the record exactly as a read would return it. */
+  insert(db: Kysely<any>, record: Row): Promise<Row>;
   findById(db: Kysely<any>, id: string): Promise<Row | undefined>;
   /** Writes `changes` (record-shaped) and returns the record after, or undefined if none. */
   update(db: Kysely<any>, id: string, changes: Row): Promise<Row | undefined>;
@@ -91,8 +92,10 @@ export function createRecordStore(resource: AnyResource, database: Database): Re
 
   return {
     async insert(db, record) {
+      const row = codec.toRow(record);
       try {
-        await runTemplate(db, insert, codec.toRow(record));
+        await runTemplate(db, insert, row);
+        return codec.fromRow(row);
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw new APIError("CONFLICT", `A ${resource.name} with this id or unique value already exists.`);

@@ -10,14 +10,25 @@ export type AnyObjectSchema = z.ZodObject<z.ZodRawShape>;
 export type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
 type Managed<T extends boolean> = false extends T ? never : "createdAt" | "updatedAt";
-type TimestampFields<T extends boolean> = false extends T ? unknown : { createdAt: Date; updatedAt: Date };
+type TimestampFields<T extends boolean> = false extends T
+  ? unknown
+  : { createdAt: string; updatedAt: string };
+
+/** What a value looks like once stored and read back: dates become ISO 8601 strings. */
+export type Stored<T> = T extends Date
+  ? string
+  : T extends readonly (infer E)[]
+    ? Stored<E>[]
+    : T extends object
+      ? { [K in keyof T]: Stored<T[K]> }
+      : T;
 
 /** Date fields also accept ISO 8601 strings as input. */
 type AcceptDateStrings<T> = { [K in keyof T]: Date extends NonNullable<T[K]> ? T[K] | string : T[K] };
 
-/** A stored record as server code sees it (dates as Date objects). */
+/** A stored record, the same everywhere: HTTP, `app.api`, hooks and the client (dates as ISO strings). */
 export type RecordShape<S extends AnyObjectSchema, T extends boolean> = Simplify<
-  { id: string } & Omit<z.output<S>, "id" | Managed<T>> & TimestampFields<T>
+  { id: string } & Stored<Omit<z.output<S>, "id" | Managed<T>>> & TimestampFields<T>
 >;
 
 /** The body of a create: the schema's input, `id` optional, timestamps set by the server. */

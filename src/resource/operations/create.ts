@@ -34,17 +34,18 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
       const { id, ...fields } = data;
       const record: Record<string, unknown> = { id: typeof id === "string" ? id : uuidv7(), ...fields };
       if (resource.timestamps) {
-        const now = new Date();
+        const now = new Date().toISOString();
         record.createdAt = now;
         record.updatedAt = now;
       }
-      await inTransaction(ctx.db, hooks.afterCreate, async (db) => {
-        await rt.store.insert(db, record);
-        await runAll(hooks.afterCreate, { ...base, db, record });
+      const created = await inTransaction(ctx.db, hooks.afterCreate, async (db) => {
+        const created = await rt.store.insert(db, record);
+        await runAll(hooks.afterCreate, { ...base, db, record: created });
+        return created;
       });
       if (hooks.afterCreateCommit.length)
-        await runAfterCommit(hooks.afterCreateCommit, { ...base, record }, rt.log);
-      return record;
+        await runAfterCommit(hooks.afterCreateCommit, { ...base, record: created }, rt.log);
+      return created;
     },
   };
 }

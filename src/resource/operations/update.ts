@@ -33,7 +33,7 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
       if (hooks.beforeUpdate.length) data = await runTransforming(hooks.beforeUpdate, base, "data", data);
 
       const changes: Record<string, unknown> = resource.timestamps
-        ? { ...data, updatedAt: new Date() }
+        ? { ...data, updatedAt: new Date().toISOString() }
         : data;
       const { record, previous } = await inTransaction(ctx.db, hooks.afterUpdate, async (db) => {
         const previous = needsPrevious ? await rt.store.findById(db, id) : undefined;

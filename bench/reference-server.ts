@@ -1,0 +1,205 @@
+// The benchmark's yardstick: the example API written by hand on node:http and better-sqlite3
+// prepared statements. Same routes, same checks (API key, validation, unknown fields, ids,
+// timestamps, search, pagination), same SQLite settings and schema. Not part of the library.
+//   PORT, DATA_DIR, API_KEY as for the example server.
+
+import { createHash, timingSafeEqual } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { uuidv7 } from "../src/core/id.ts";
+import { SQLITE_PRAGMAS } from "../src/db/sqlite.ts";
+
+const port = Number(process.env.PORT ?? 3001);
+const dataDir = process.env.DATA_DIR ?? "./data-reference";
+const keyDigest = createHash("sha256")
+  .update(process.env.API_KEY ?? "reference-key")
+  .digest();
+const BODY_LIMIT = 1024 * 1024;
+const STATUSES = new Set(["active", "inactive", "draft"]);
+const FIELDS = new Set(["id", "name", "price", "status"]);
+const SORTABLE = new Set(["id", "name", "price", "status", "createdAt", "updatedAt"]);
+
+mkdirSync(dataDir, { recursive: true });
+const db = new Database(join(dataDir, "reference.db"));
+for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
+db.exec(`create table if not exists "product" ("id" text primary key, "name" text not null, "price" real not null,
+  "status" text not null check ("status" in ('active','inactive','draft')), "createdAt" text not null, "updatedAt" text not null);
+  create index if not exists "product_createdAt_id_idx" on "product" ("createdAt", "id")`);
+
+const insert = db.prepare(
+  `insert into "product" ("id","name","price","status","createdAt","updatedAt") values (?,?,?,?,?,?)`,
+);
+const byId = db.prepare(`select * from "product" where "id" = ?`);
+const remove = db.prepare(`delete from "product" where "id" = ? returning *`);
+const updates = new Map<string, Database.Statement>();
+const lists = new Map<string, { page: Database.Statement; count: Database.Statement }>();
+
+type Product = {
+  id: string;
+  name: string;
+  price: number;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+};
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+  res.end(json);
+}
+
+const fail = (res: ServerResponse, status: number, code: string, message: string) =>
+  send(res, status, { code, message });
+
+function readBody(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT) {
+        req.destroy();
+        reject(new Error("too large"));
+      } else chunks.push(chunk);
+    });
+    req.on("end", () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+      } catch (error) {
+        reject(error);
+      }
+    });
+    req.on("error", reject);
+  });
+}
+
+/** Checks a body; returns the problem, or undefined when valid. */
+function invalid(body: Record<string, unknown>, partial: boolean): string | undefined {
+  for (const key of Object.keys(body))
+    if (!FIELDS.has(key) || (partial && key === "id")) return `Unknown field "${key}".`;
+  if (!partial || "name" in body) if (typeof body.name !== "string" || body.name.length < 1) return "name";
+  if (!partial || "price" in body) if (typeof body.price !== "number" || !(body.price >= 0)) return "price";
+  if ("status" in body && !STATUSES.has(body.status as string)) return "status";
+  if (!partial && "id" in body && (typeof body.id !== "string" || body.id.length < 1)) return "id";
+  return undefined;
+}
+
+function authorized(req: IncomingMessage, res: ServerResponse): boolean {
+  const key = req.headers["x-api-key"];
+  if (typeof key !== "string") {
+    fail(res, 403, "FORBIDDEN", "Access denied.");
+    return false;
+  }
+  if (!timingSafeEqual(createHash("sha256").update(key).digest(), keyDigest)) {
+    fail(res, 401, "UNAUTHORIZED", "The API key is not valid.");
+    return false;
+  }
+  return true;
+}
+
+async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = (await readBody(req)) as Record<string, unknown>;
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    return fail(res, 400, "VALIDATION_ERROR", "Expected an object.");
+  const problem = invalid(body, false);
+  if (problem) return fail(res, 400, "VALIDATION_ERROR", problem);
+  const now = new Date().toISOString();
+  const product: Product = {
+    id: (body.id as string) ?? uuidv7(),
+    name: body.name as string,
+    price: body.price as number,
+    status: (body.status as string) ?? "draft",
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    insert.run(product.id, product.name, product.price, product.status, now, now);
+  } catch {
+    return fail(res, 409, "CONFLICT", "Duplicate id.");
+  }
+  send(res, 201, product);
+}
+
+async function update(req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
+  const body = (await readBody(req)) as Record<string, unknown>;
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    return fail(res, 400, "VALIDATION_ERROR", "Expected an object.");
+  const problem = invalid(body, true);
+  if (problem) return fail(res, 400, "VALIDATION_ERROR", problem);
+  const columns = [...Object.keys(body).sort(), "updatedAt"];
+  const key = columns.join(",");
+  let statement = updates.get(key);
+  if (!statement) {
+    statement = db.prepare(
+      `update "product" set ${columns.map((c) => `"${c}" = ?`).join(", ")} where "id" = ? returning *`,
+    );
+    updates.set(key, statement);
+  }
+  const row = statement.get(
+    ...columns.map((c) => (c === "updatedAt" ? new Date().toISOString() : body[c])),
+    id,
+  );
+  if (!row) return fail(res, 404, "NOT_FOUND", "No such product.");
+  send(res, 200, row);
+}
+
+function list(res: ServerResponse, query: URLSearchParams): void {
+  const page = Number(query.get("page") ?? 1);
+  const limit = Math.min(Number(query.get("limit") ?? 10), 100);
+  const search = query.get("search") || undefined;
+  const sortBy = query.get("sortBy") || "createdAt";
+  const sortOrder = (query.get("sortOrder") ?? "desc").toLowerCase();
+  if (!(page >= 1) || !Number.isInteger(page) || !(limit >= 1) || !Number.isInteger(limit))
+    return fail(res, 400, "BAD_REQUEST", "page/limit");
+  if (!SORTABLE.has(sortBy) || (sortOrder !== "asc" && sortOrder !== "desc"))
+    return fail(res, 400, "BAD_REQUEST", "sort");
+  const key = `${search ? 1 : 0}:${sortBy}:${sortOrder}`;
+  let statements = lists.get(key);
+  if (!statements) {
+    const where = search ? `where "name" like ? escape '\\'` : "";
+    statements = {
+      page: db.prepare(
+        `select * from "product" ${where} order by "${sortBy}" ${sortOrder}, "id" ${sortOrder} limit ? offset ?`,
+      ),
+      count: db.prepare(`select count(*) as total from "product" ${where}`),
+    };
+    lists.set(key, statements);
+  }
+  const args = search ? [`%${search.replace(/[\\%_]/g, "\\$&")}%`] : [];
+  const { total } = statements.count.get(...args) as { total: number };
+  const items = statements.page.all(...args, limit, (page - 1) * limit);
+  const totalPages = Math.ceil(total / limit);
+  send(res, 200, {
+    items,
+    pagination: { page, limit, total, totalPages, hasNext: page < totalPages, hasPrev: page > 1 },
+  });
+}
+
+async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = req.url ?? "/";
+  const q = url.indexOf("?");
+  const path = q === -1 ? url : url.slice(0, q);
+  if (path === "/api/products" && req.method === "GET") {
+    if (authorized(req, res)) list(res, new URLSearchParams(q === -1 ? "" : url.slice(q + 1)));
+  } else if (path === "/api/product" && req.method === "POST") {
+    if (authorized(req, res)) await create(req, res);
+  } else if (path.startsWith("/api/product/")) {
+    const id = decodeURIComponent(path.slice("/api/product/".length));
+    if (!authorized(req, res)) return;
+    if (req.method === "GET") {
+      const row = byId.get(id);
+      row ? send(res, 200, row) : fail(res, 404, "NOT_FOUND", "No such product.");
+    } else if (req.method === "PATCH") await update(req, res, id);
+    else if (req.method === "DELETE") {
+      const row = remove.get(id);
+      row ? send(res, 200, { success: true, id }) : fail(res, 404, "NOT_FOUND", "No such product.");
+    } else fail(res, 405, "METHOD_NOT_ALLOWED", "Method not allowed.");
+  } else fail(res, 404, "NOT_FOUND", "No route.");
+}
+
+createServer((req, res) => {
+  route(req, res).catch(() => fail(res, 400, "BAD_REQUEST", "The request body is not valid JSON."));
+}).listen(port, "127.0.0.1", () => console.log(`reference server on http://127.0.0.1:${port}`));

@@ -1,0 +1,198 @@
+// `npm run bench`: the example API against the hand-written reference server, same machine, same
+// run, scenarios interleaved. Prints req/s, p99 and the ratio API/reference per scenario, and the
+// peak RSS of both server processes.
+//   --duration <s> (5)  --connections <n> (32)  --rounds <n> (2)  --seed <n> (2000)
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: "string", default: "5" },
+    connections: { type: "string", default: "32" },
+    rounds: { type: "string", default: "2" },
+    seed: { type: "string", default: "2000" },
+  },
+});
+const DURATION = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const ROUNDS = Number(args.rounds);
+const SEED = Number(args.seed);
+const API_KEY = "bench-key";
+const HEADERS = { "x-api-key": API_KEY, "content-type": "application/json" };
+
+interface Target {
+  name: "api" | "reference";
+  url: string;
+  process: ChildProcess;
+  ids: string[];
+}
+
+interface Scenario {
+  name: string;
+  request: (target: Target) => { method: string; path: string; body?: string };
+}
+
+const NAMES = ["Hat", "Scarf", "Glove", "Boot", "Sock", "Coat", "Belt", "Shirt"];
+let counter = 0;
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
+
+const scenarios: Scenario[] = [
+  { name: "read by id", request: (t) => ({ method: "GET", path: `/api/product/${pick(t.ids)}` }) },
+  {
+    name: "list page",
+    request: () => ({ method: "GET", path: `/api/products?page=${1 + (counter++ % 5)}&limit=10` }),
+  },
+  {
+    name: "list with search",
+    request: () => ({ method: "GET", path: `/api/products?search=${pick(NAMES).toLowerCase()}&limit=10` }),
+  },
+  {
+    name: "create",
+    request: () => ({
+      method: "POST",
+      path: "/api/product",
+      body: JSON.stringify({ name: `${pick(NAMES)} ${counter++}`, price: 12.5 }),
+    }),
+  },
+  {
+    name: "update",
+    request: (t) => ({
+      method: "PATCH",
+      path: `/api/product/${pick(t.ids)}`,
+      body: JSON.stringify({ price: counter++ % 100, status: "active" }),
+    }),
+  },
+];
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+async function start(name: Target["name"], script: string, dataDir: string): Promise<Target> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, API_KEY },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      const response = await fetch(`${url}/api/products`, { headers: HEADERS });
+      if (response.ok) return { name, url, process: child, ids: [] };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} server did not start`);
+}
+
+async function seed(target: Target): Promise<void> {
+  for (let i = 0; i < SEED; i++) {
+    const response = await fetch(`${target.url}/api/product`, {
+      method: "POST",
+      headers: HEADERS,
+      body: JSON.stringify({ name: `${NAMES[i % NAMES.length]} ${i}`, price: i % 50, status: "active" }),
+    });
+    const body = (await response.json()) as { id: string };
+    target.ids.push(body.id);
+  }
+}
+
+interface Measurement {
+  requests: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function measure(target: Target, scenario: Scenario): Promise<Measurement> {
+  const result = await autocannon({
+    url: target.url,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    headers: HEADERS,
+    requests: [
+      {
+        setupRequest: (request: autocannon.Request) =>
+          ({ ...request, ...scenario.request(target) }) as autocannon.Request,
+      },
+    ],
+  });
+  return {
+    requests: result.requests.average,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+function peakRss(child: ChildProcess): number {
+  const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "crudkit-bench-"));
+  const api = await start("api", "examples/server.ts", join(dir, "api"));
+  const reference = await start("reference", "bench/reference-server.ts", join(dir, "reference"));
+  try {
+    await seed(api);
+    await seed(reference);
+    console.log(
+      `crudkit bench: ${SEED} products seeded, ${CONNECTIONS} connections, ${DURATION}s x ${ROUNDS} rounds, interleaved\n`,
+    );
+    const rows: string[][] = [
+      ["scenario", "api req/s", "api p99", "ref req/s", "ref p99", "ratio", "non-2xx"],
+    ];
+    let failures = 0;
+    for (const scenario of scenarios) {
+      const totals = { api: [] as Measurement[], reference: [] as Measurement[] };
+      for (let round = 0; round < ROUNDS; round++) {
+        // Alternate which server goes first so neither always runs on a warmer machine.
+        const order = round % 2 === 0 ? [reference, api] : [api, reference];
+        for (const target of order) totals[target.name].push(await measure(target, scenario));
+      }
+      const mean = (ms: Measurement[]) => ms.reduce((sum, m) => sum + m.requests, 0) / ms.length;
+      const p99 = (ms: Measurement[]) => Math.max(...ms.map((m) => m.p99));
+      const bad = [...totals.api, ...totals.reference].reduce((sum, m) => sum + m.non2xx + m.errors, 0);
+      failures += bad;
+      const ratio = mean(totals.api) / mean(totals.reference);
+      rows.push([
+        scenario.name,
+        mean(totals.api).toFixed(0),
+        `${p99(totals.api)} ms`,
+        mean(totals.reference).toFixed(0),
+        `${p99(totals.reference)} ms`,
+        ratio.toFixed(2),
+        String(bad),
+      ]);
+    }
+    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+    for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  "));
+    console.log(`\npeak RSS: api ${peakRss(api.process)} MiB, reference ${peakRss(reference.process)} MiB`);
+    if (failures > 0) {
+      console.log(`${failures} non-2xx responses or errors`);
+      process.exitCode = 1;
+    }
+  } finally {
+    api.process.kill();
+    reference.process.kill();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
