@@ -69,7 +69,7 @@ export function paginate<Rec>(items: Rec[], total: number, query: ListQuery): Li
 function positiveInteger(value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === "") return undefined;
   if (!/^\d{1,10}$/.test(value) || Number(value) < 1)
-    throw badQuery(`${name} must be a positive integer, got "${clip(value)}".`);
+    throw badQuery(`${name} must be a positive integer${echo(value, ", got ")}.`);
   return Number(value);
 }
 
@@ -86,7 +86,7 @@ function parseSortBy(value: string | undefined, rules: ListRules): string | unde
   if (value === undefined || value === "") return undefined;
   if (!rules.sortable.has(value)) {
     throw badQuery(
-      `Cannot sort by "${clip(value)}": sortBy must be one of ${[...rules.sortable].join(", ")}.`,
+      `Cannot sort by${echo(value, " ")}: sortBy must be one of ${[...rules.sortable].join(", ")}.`,
     );
   }
   return value;
@@ -96,14 +96,13 @@ function parseSortOrder(value: string | undefined): "asc" | "desc" {
   if (value === undefined || value === "") return "desc";
   const order = value.toLowerCase();
   if (order !== "asc" && order !== "desc")
-    throw badQuery(`sortOrder must be "asc" or "desc", got "${clip(value)}".`);
+    throw badQuery(`sortOrder must be "asc" or "desc"${echo(value, ", got ")}.`);
   return order;
 }
 
-/** Echoes at most a short, printable piece of what the caller sent. */
-function clip(value: string): string {
-  const printable = value.replace(/[^\x20-\x7e]/g, "?");
-  return printable.length > 40 ? `${printable.slice(0, 40)}…` : printable;
+/** Repeats what the caller sent only when it is a plain word; anything else is not echoed back. */
+function echo(value: string, lead: string): string {
+  return /^[A-Za-z0-9_.-]{1,40}$/.test(value) ? `${lead}"${value}"` : lead === " " ? " that field" : "";
 }
 
 function badQuery(message: string): APIError {

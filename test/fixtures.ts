@@ -1,0 +1,37 @@
+// The resources most tests use: the spec's product, and a resource with every field kind.
+
+import { createResource, withId } from "crudkit";
+import { z } from "zod";
+
+export const productSchema = withId({
+  name: z.string().min(1),
+  price: z.number().min(0),
+  status: z.enum(["active", "inactive", "draft"]).default("draft"),
+  createdAt: z.date().default(() => new Date()),
+  updatedAt: z.date().default(() => new Date()),
+});
+
+export const openProduct = createResource({
+  name: "product",
+  schema: productSchema,
+  searchable: ["name"],
+  access: { create: true, read: true, update: true, delete: true, list: true },
+});
+
+export const gadget = createResource({
+  name: "gadget",
+  schema: withId({
+    label: z.string(),
+    description: z.string().optional(),
+    note: z.string().nullable(),
+    count: z.number().int(),
+    weight: z.number(),
+    inStock: z.boolean(),
+    kind: z.enum(["small", "large"]),
+    releasedAt: z.date(),
+    tags: z.array(z.string()),
+    dimensions: z.object({ width: z.number(), height: z.number() }),
+  }),
+  searchable: ["label", "description"],
+  access: { create: true, read: true, update: true, delete: true, list: true },
+});

@@ -1,0 +1,67 @@
+// Test helpers: an app on a fresh SQLite file, and a request function that drives app.handler.
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh SQLite database url in a temporary directory, removed after the test file. */
+export function tempDatabaseUrl(): string {
+  const dir = mkdtempSync(join(tmpdir(), "crudkit-test-"));
+  dirs.push(dir);
+  return `file:${join(dir, "test.db")}`;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+type Handler = (request: Request) => Promise<Response>;
+
+export async function call(
+  app: { handler: Handler },
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string>; rawBody?: BodyInit } = {},
+): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: BodyInit | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await app.handler(new Request(`http://localhost${path}`, { method, headers, body }));
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+/** Things that must never appear in an answer: stacks, server paths, SQL, driver names. */
+export function expectNoLeak(text: string): void {
+  for (const marker of [
+    "    at ",
+    "/work/",
+    "node_modules",
+    "SQLITE",
+    "sqlite",
+    "select ",
+    "insert into",
+    "Error:",
+    tmpdir(),
+  ]) {
+    if (text.includes(marker)) throw new Error(`response leaks "${marker}": ${text}`);
+  }
+}
