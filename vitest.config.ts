@@ -12,5 +12,7 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    // A skipped test would read as green; none is allowed.
+    allowOnly: false,
   },
 });

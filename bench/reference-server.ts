@@ -152,10 +152,14 @@ function list(res: ServerResponse, query: URLSearchParams): void {
   const search = query.get("search") || undefined;
   const sortBy = query.get("sortBy") || "createdAt";
   const sortOrder = (query.get("sortOrder") ?? "desc").toLowerCase();
-  if (!(page >= 1) || !Number.isInteger(page) || !(limit >= 1) || !Number.isInteger(limit))
-    return fail(res, 400, "BAD_REQUEST", "page/limit");
-  if (!SORTABLE.has(sortBy) || (sortOrder !== "asc" && sortOrder !== "desc"))
-    return fail(res, 400, "BAD_REQUEST", "sort");
+  if (!(page >= 1) || !Number.isInteger(page) || !(limit >= 1) || !Number.isInteger(limit)) {
+    fail(res, 400, "BAD_REQUEST", "page/limit");
+    return;
+  }
+  if (!SORTABLE.has(sortBy) || (sortOrder !== "asc" && sortOrder !== "desc")) {
+    fail(res, 400, "BAD_REQUEST", "sort");
+    return;
+  }
   const key = `${search ? 1 : 0}:${sortBy}:${sortOrder}`;
   let statements = lists.get(key);
   if (!statements) {

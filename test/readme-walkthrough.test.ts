@@ -1,0 +1,118 @@
+// Starts the example API as `npm start` does and runs the README's curl walk-through against it,
+// comparing each command's output with the JSON the README shows (ids and times aside).
+
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const root = new URL("..", import.meta.url).pathname;
+const started: { child: ChildProcess; dir: string }[] = [];
+
+afterAll(() => {
+  for (const { child, dir } of started) {
+    child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts examples/server.ts and resolves with everything it printed once it listens. */
+async function startExample(
+  env: Record<string, string>,
+): Promise<{ port: number; output: string; dir: string }> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "crudkit-example-"));
+  const child = spawn(process.execPath, ["--import", "tsx", "examples/server.ts"], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), DATA_DIR: dir, ...env },
+  });
+  started.push({ child, dir });
+  let output = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`example did not start:\n${output}`)), 15_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("curl")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+  });
+  return { port, output, dir };
+}
+
+/** The README's walk-through: each ```sh block with the ```json block that follows it. */
+function walkThrough(): { setup: string; steps: { command: string; expected: unknown }[] } {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const section = readme.split("## Walk-through")[1]!.split("\n## ")[0]!;
+  const blocks = [...section.matchAll(/^```(sh|json)\n([\s\S]*?)^```$/gm)].map((m) => ({
+    lang: m[1],
+    code: m[2]!,
+  }));
+  const [setup, ...rest] = blocks;
+  const steps: { command: string; expected: unknown }[] = [];
+  for (let i = 0; i < rest.length; i += 2) {
+    expect(rest[i]!.lang).toBe("sh");
+    expect(rest[i + 1]!.lang).toBe("json");
+    steps.push({ command: rest[i]!.code, expected: JSON.parse(rest[i + 1]!.code) });
+  }
+  return { setup: setup!.code, steps };
+}
+
+/** Ids and times differ from run to run; everything else must match. */
+function normalize(value: unknown): unknown {
+  if (typeof value === "string") return UUID.test(value) ? "<id>" : ISO.test(value) ? "<time>" : value;
+  if (Array.isArray(value)) return value.map(normalize);
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v)]));
+  return value;
+}
+
+describe("README walk-through", () => {
+  it("works as printed against the example started like npm start", async () => {
+    const key = "walkthrough-key";
+    const { port, output } = await startExample({ API_KEY: key });
+    expect(output).toContain(`crudkit example API listening on http://127.0.0.1:${port}/api`);
+    expect(output).toContain(`API key: ${key}`);
+
+    const { setup, steps } = walkThrough();
+    expect(setup).toMatch(/^export API=http:\/\/127\.0\.0\.1:3000\/api KEY=/);
+    expect(steps.length).toBeGreaterThanOrEqual(7);
+    const marker = "---crudkit-step---";
+    const script = steps.map((s) => `${s.command}\necho; echo ${marker}`).join("\n");
+    const stdout = execFileSync("bash", ["-e", "-c", script], {
+      env: { ...process.env, API: `http://127.0.0.1:${port}/api`, KEY: key },
+      encoding: "utf8",
+    });
+    const outputs = stdout.split(marker).slice(0, steps.length);
+    steps.forEach((step, i) => {
+      expect(normalize(JSON.parse(outputs[i]!)), step.command).toEqual(normalize(step.expected));
+    });
+  });
+
+  it("prints a working curl, and makes up a key with a warning when API_KEY is unset", async () => {
+    const { output, dir } = await startExample({ API_KEY: "" });
+    expect(output).toContain("warning: API_KEY is not set");
+    const devKey = /API key: (dev-[0-9a-f]+)/.exec(output)?.[1];
+    expect(devKey).toBeDefined();
+    const curl = output.split("\n").find((line) => line.trim().startsWith("curl"))!;
+    const created = JSON.parse(execFileSync("bash", ["-c", curl], { encoding: "utf8" }));
+    expect(created).toMatchObject({ name: "Hat", price: 5, status: "draft" });
+    expect(readFileSync(join(dir, "app.db")).length).toBeGreaterThan(0);
+  });
+});
