@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { ConfigError, createResource, crudkit, withId } from "crudkit";
+import { Kysely, SqliteDialect } from "kysely";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { gadget } from "./fixtures.ts";
@@ -136,6 +137,20 @@ describe("resource definitions", () => {
     expect(() =>
       crudkit({ database: { provider: "sqlite", url: ":memory:" }, resources: [], basePath: "api" }),
     ).toThrow(/basePath/);
+  });
+
+  it("accept a Kysely instance as the database", async () => {
+    const kysely = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(":memory:") }) });
+    const app = crudkit({ database: kysely, autoMigrate: true, resources: [gadget] });
+    expect((await call(app, "GET", "/api/gadgets")).body.pagination.total).toBe(0);
+    await app.close();
+  });
+
+  it("refuse a schema that is not a Zod object", () => {
+    expect(() => createResource({ name: "x", schema: { shape: {} } as never })).toThrow(
+      /Zod 4 object schema/,
+    );
+    expect(() => createResource({ name: "x", schema: z.string() as never })).toThrow(ConfigError);
   });
 
   it("serve under another basePath", async () => {

@@ -1,6 +1,6 @@
 // Opens the configured database and says which dialect it speaks.
 
-import { Kysely, MysqlAdapter, PostgresAdapter, SqliteAdapter } from "kysely";
+import { type Kysely, MysqlAdapter, PostgresAdapter, SqliteAdapter } from "kysely";
 import { ConfigError } from "../core/errors.ts";
 import type { DialectName } from "./dialect.ts";
 import { openSqlite } from "./sqlite.ts";
@@ -15,7 +15,7 @@ export interface Database {
 }
 
 export function openDatabase(options: DatabaseOptions): Database {
-  if (options instanceof Kysely) return describe(options);
+  if (isKysely(options)) return describe(options);
   if (options?.provider === "sqlite") {
     if (typeof options.url !== "string")
       throw new ConfigError('database.url must be a string such as "file:./data/app.db".');
@@ -26,11 +26,19 @@ export function openDatabase(options: DatabaseOptions): Database {
   );
 }
 
+/** Structural, not instanceof: the app may hold its own copy of kysely. */
+function isKysely(value: unknown): value is Kysely<any> {
+  const candidate = value as Partial<Kysely<any>> | null;
+  return typeof candidate?.selectFrom === "function" && typeof candidate.getExecutor === "function";
+}
+
 function describe(kysely: Kysely<any>): Database {
   const adapter = kysely.getExecutor().adapter;
-  if (adapter instanceof SqliteAdapter) return { kysely, dialect: "sqlite", returning: true };
-  if (adapter instanceof PostgresAdapter) return { kysely, dialect: "postgres", returning: true };
-  if (adapter instanceof MysqlAdapter) return { kysely, dialect: "mysql", returning: false };
+  const is = (type: abstract new (...args: never[]) => unknown) =>
+    adapter instanceof type || adapter.constructor.name === type.name;
+  if (is(SqliteAdapter)) return { kysely, dialect: "sqlite", returning: true };
+  if (is(PostgresAdapter)) return { kysely, dialect: "postgres", returning: true };
+  if (is(MysqlAdapter)) return { kysely, dialect: "mysql", returning: false };
   throw new ConfigError(
     "The Kysely instance uses a dialect crudkit does not know (sqlite, postgres, mysql).",
   );

@@ -1,7 +1,7 @@
 // Reads a Zod object schema once, at startup, into the field model that columns, record
 // conversion and input validation are derived from. Nothing here runs per request.
 
-import { z } from "zod";
+import type { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
 
 /** How a field is stored and read back. */
@@ -33,8 +33,10 @@ type Def = {
 const def = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 export function readFields(schema: z.ZodObject): Field[] {
-  if (!(schema instanceof z.ZodObject))
-    throw new ConfigError("A resource schema must be a Zod object schema (z.object or withId).");
+  // Structural check, not instanceof: the app may hold its own copy of zod.
+  const type = (schema as { _zod?: { def?: { type?: string } } } | undefined)?._zod?.def?.type;
+  if (type !== "object")
+    throw new ConfigError("A resource schema must be a Zod 4 object schema (z.object or withId).");
   return Object.entries(schema.shape).map(([name, fieldSchema]) => readField(name, fieldSchema as z.ZodType));
 }
 
@@ -78,7 +80,7 @@ function kindOf(schema: z.ZodType, d: Def): FieldKind {
     case "string":
       return "string";
     case "number":
-      return (schema as z.ZodNumber).isInt ? "integer" : "number";
+      return (schema as unknown as { isInt?: boolean }).isInt ? "integer" : "number";
     case "boolean":
       return "boolean";
     case "date":
