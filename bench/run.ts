@@ -1,7 +1,7 @@
 // `npm run bench`: the example API against the hand-written reference server, same machine, same
 // run, scenarios interleaved. Prints req/s, p99 and the ratio API/reference per scenario, and the
 // peak RSS of both server processes.
-//   --duration <s> (5)  --connections <n> (32)  --rounds <n> (2)  --seed <n> (2000)
+//   --duration <s> (4)  --connections <n> (32)  --rounds <n> (3)  --seed <n> (2000)
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -14,9 +14,9 @@ import autocannon from "autocannon";
 
 const { values: args } = parseArgs({
   options: {
-    duration: { type: "string", default: "5" },
+    duration: { type: "string", default: "4" },
     connections: { type: "string", default: "32" },
-    rounds: { type: "string", default: "2" },
+    rounds: { type: "string", default: "3" },
     seed: { type: "string", default: "2000" },
   },
 });

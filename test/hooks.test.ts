@@ -162,6 +162,34 @@ describe("plugins", () => {
     expect(Array.isArray(res.body)).toBe(true);
   });
 
+  it("answer 503 when startup failed, logging the cause once, and reject app.ready with it", async () => {
+    const causes: unknown[] = [];
+    const broken: CrudkitPlugin = {
+      id: "broken",
+      init: () => {
+        throw new Error("cannot reach the identity provider");
+      },
+    };
+    const failing = crudkit({
+      database: { provider: "sqlite", url: ":memory:" },
+      autoMigrate: true,
+      resources: [task],
+      plugins: [broken],
+      log: (_message, error) => causes.push(error),
+    });
+    await expect(failing.ready).rejects.toThrow("cannot reach the identity provider");
+    for (let i = 0; i < 2; i++) {
+      const res = await call(failing, "GET", "/api/tasks");
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({
+        code: "SERVICE_UNAVAILABLE",
+        message: "The service could not start; try again later.",
+      });
+    }
+    await expect(failing.api.listTasks()).rejects.toMatchObject({ status: 503 });
+    expect(causes).toHaveLength(1);
+  });
+
   it("fail at startup on a route conflict or a duplicate name", () => {
     const dup: CrudkitPlugin = {
       id: "dup",

@@ -18,6 +18,7 @@ import { chainIdentify, type Identify } from "./identity.ts";
 import { buildApi } from "./in-process-api.ts";
 import type { CrudkitPlugin, PluginContext } from "./plugin.ts";
 import { EndpointRouter } from "./router.ts";
+import { startupGate } from "./startup.ts";
 
 export interface CrudkitOptions<Resources extends readonly AnyResource[]> {
   resources: Resources;
@@ -114,9 +115,10 @@ export function crudkit<const Resources extends readonly AnyResource[]>(
   // Callers that never await `ready` must not crash the process; the handler reports the failure.
   ready.catch(() => {});
 
+  const startup = startupGate(ready, log);
   return {
-    handler: createHttpHandler({ router, deps, ready, log }),
-    api: buildApi(endpoints, { deps, ready, log }) as ResourceApi<Resources[number]>,
+    handler: createHttpHandler({ router, deps, startup, log }),
+    api: buildApi(endpoints, { deps, startup, log }) as ResourceApi<Resources[number]>,
     ready,
     db: database.kysely,
     basePath,

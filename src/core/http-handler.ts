@@ -6,30 +6,25 @@ import type { Endpoint } from "./endpoint.ts";
 import { toAPIError } from "./errors.ts";
 import { errorResponse, jsonResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
+import type { StartupGate } from "./startup.ts";
 
 export interface HandlerDeps {
   router: EndpointRouter;
   deps: ContextDeps;
-  ready: Promise<void>;
+  startup: StartupGate;
   log: (message: string, error: unknown) => void;
 }
 
 export function createHttpHandler({
   router,
   deps,
-  ready,
+  startup,
   log,
 }: HandlerDeps): (request: Request) => Promise<Response> {
-  let isReady = false;
-  ready.then(
-    () => {
-      isReady = true;
-    },
-    () => {},
-  );
   return async (request) => {
     try {
-      if (!isReady) await ready;
+      const starting = startup();
+      if (starting) await starting;
       const { endpoint, params } = router.match(request.method, pathOf(request.url));
       const result = await endpoint.handler(new HttpContext(request, params, deps));
       return toResponse(endpoint, result);

@@ -6,6 +6,7 @@ import type { Endpoint } from "./endpoint.ts";
 import { toAPIError } from "./errors.ts";
 import { toResponse } from "./http-handler.ts";
 import { errorResponse } from "./respond.ts";
+import type { StartupGate } from "./startup.ts";
 
 export type ApiFunction = (options?: CallOptions) => Promise<unknown>;
 
@@ -13,15 +14,16 @@ export function buildApi(
   endpoints: readonly Endpoint[],
   {
     deps,
-    ready,
+    startup,
     log,
-  }: { deps: ContextDeps; ready: Promise<void>; log: (message: string, error: unknown) => void },
+  }: { deps: ContextDeps; startup: StartupGate; log: (message: string, error: unknown) => void },
 ): Record<string, ApiFunction> {
   const api: Record<string, ApiFunction> = {};
   for (const endpoint of endpoints) {
     const call: ApiFunction = async (options = {}) => {
       try {
-        await ready;
+        const starting = startup();
+        if (starting) await starting;
         const result = await endpoint.handler(new InProcessContext(options, deps));
         return options.asResponse ? toResponse(endpoint, result) : result;
       } catch (error) {
