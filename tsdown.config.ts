@@ -1,7 +1,7 @@
 import { defineConfig } from "tsdown";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", "node/index": "src/node/index.ts" },
+  entry: { index: "src/index.ts", "client/index": "src/client/index.ts", "node/index": "src/node/index.ts" },
   format: "esm",
   dts: true,
   platform: "node",

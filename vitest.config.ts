@@ -5,6 +5,7 @@ export default defineConfig({
   resolve: {
     alias: {
       "crudkit/node": fileURLToPath(new URL("./src/node/index.ts", import.meta.url)),
+      "crudkit/client": fileURLToPath(new URL("./src/client/index.ts", import.meta.url)),
       crudkit: fileURLToPath(new URL("./src/index.ts", import.meta.url)),
     },
   },

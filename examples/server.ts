@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { serve } from "crudkit/node";
 import { createExampleApp } from "./app.ts";
+import { withSite } from "./site.ts";
 
 const port = Number(process.env.PORT ?? 3000);
 const hostname = process.env.HOST ?? "127.0.0.1";
@@ -18,10 +19,11 @@ if (!key) {
 }
 
 const app = createExampleApp({ databaseUrl: `file:${join(dataDir, "app.db")}`, apiKey: key });
-const running = await serve(app, { port, hostname });
+const running = await serve(await withSite(app), { port, hostname });
 
 console.log(`crudkit example API listening on ${running.url}/api`);
 console.log(`API key: ${key}`);
+console.log(`Web page (uses crudkit/client): ${running.url}/`);
 console.log("Try:");
 console.log(
   `  curl -s -X POST ${running.url}/api/product -H 'content-type: application/json' -H 'x-api-key: ${key}' -d '{"name":"Hat","price":5}'`,

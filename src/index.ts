@@ -9,6 +9,12 @@ export type {
 } from "./core/api-types.ts";
 export { type CrudkitApp, type CrudkitOptions, crudkit } from "./core/app.ts";
 export type { CallOptions } from "./core/context.ts";
+export {
+  defineEndpoint,
+  type EndpointDefinition,
+  type EndpointInput,
+  type PathParams,
+} from "./core/define-endpoint.ts";
 export type { Endpoint, EndpointContext, HttpMethod } from "./core/endpoint.ts";
 export {
   APIError,

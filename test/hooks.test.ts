@@ -190,6 +190,22 @@ describe("plugins", () => {
     expect(causes).toHaveLength(1);
   });
 
+  it("prefer a static path over a parameter at the same place", async () => {
+    const stats: CrudkitPlugin = {
+      id: "task-stats",
+      endpoints: [{ method: "GET", path: "/task/stats", handler: async () => ({ stats: true }) }],
+    };
+    const both = crudkit({
+      database: { provider: "sqlite", url: ":memory:" },
+      autoMigrate: true,
+      resources: [task],
+      plugins: [stats],
+    });
+    expect((await call(both, "GET", "/api/task/stats")).body).toEqual({ stats: true });
+    expect((await call(both, "GET", "/api/task/other")).status).toBe(404);
+    expect((await call(both, "PATCH", "/api/task/stats", { body: { title: "x" } })).status).toBe(404);
+  });
+
   it("fail at startup on a route conflict or a duplicate name", () => {
     const dup: CrudkitPlugin = {
       id: "dup",

@@ -18,11 +18,15 @@ import { chainIdentify, type Identify } from "./identity.ts";
 import { buildApi } from "./in-process-api.ts";
 import type { CrudkitPlugin, PluginContext } from "./plugin.ts";
 import { EndpointRouter } from "./router.ts";
+import { rpcEndpoint } from "./rpc.ts";
 import { startupGate } from "./startup.ts";
 
-export interface CrudkitOptions<Resources extends readonly AnyResource[]> {
+export interface CrudkitOptions<
+  Resources extends readonly AnyResource[],
+  Plugins extends readonly CrudkitPlugin[],
+> {
   resources: Resources;
-  plugins?: readonly CrudkitPlugin[];
+  plugins?: Plugins;
   /** `{ provider: "sqlite", url: "file:./data/app.db" }`, or a Kysely instance. */
   database: DatabaseOptions;
   /** Prefix of every route. @default "/api" */
@@ -41,7 +45,7 @@ export interface CrudkitOptions<Resources extends readonly AnyResource[]> {
   log?: Log;
 }
 
-export interface CrudkitApp<R extends AnyResource = AnyResource> {
+export interface CrudkitApp<R extends AnyResource = AnyResource, P extends CrudkitPlugin = CrudkitPlugin> {
   /** Web-standard request handler: `(Request) => Promise<Response>`. */
   handler: (request: Request) => Promise<Response>;
   /** The same endpoints, called from server code. */
@@ -51,17 +55,19 @@ export interface CrudkitApp<R extends AnyResource = AnyResource> {
   readonly db: Kysely<any>;
   readonly basePath: string;
   readonly resources: readonly R[];
+  readonly plugins: readonly P[];
   readonly endpoints: readonly Endpoint[];
   /** Closes the database. */
   close(): Promise<void>;
 }
 
-export function crudkit<const Resources extends readonly AnyResource[]>(
-  options: CrudkitOptions<Resources>,
-): CrudkitApp<Resources[number]> {
+export function crudkit<
+  const Resources extends readonly AnyResource[],
+  const Plugins extends readonly CrudkitPlugin[] = readonly [],
+>(options: CrudkitOptions<Resources, Plugins>): CrudkitApp<Resources[number], Plugins[number]> {
   const basePath = normalizeBasePath(options.basePath ?? "/api");
   const log: Log = options.log ?? ((message, error) => console.error(message, error));
-  const plugins = options.plugins ?? [];
+  const plugins: readonly CrudkitPlugin[] = options.plugins ?? [];
   checkUnique(
     options.resources.map((r) => r.name),
     "resource",
@@ -96,6 +102,8 @@ export function crudkit<const Resources extends readonly AnyResource[]>(
     tables.map((t) => t.name),
     "table",
   );
+  const rpc = rpcEndpoint(endpoints);
+  if (rpc) endpoints.push(rpc);
 
   const router = new EndpointRouter();
   for (const endpoint of endpoints) router.add(basePath + endpoint.path, endpoint);
@@ -123,6 +131,7 @@ export function crudkit<const Resources extends readonly AnyResource[]>(
     db: database.kysely,
     basePath,
     resources: options.resources,
+    plugins: plugins as Plugins,
     endpoints,
     close: () => database.kysely.destroy(),
   };

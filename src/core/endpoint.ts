@@ -26,16 +26,29 @@ export interface EndpointContext {
   getUser(): Promise<User | null>;
 }
 
-export interface Endpoint {
+/**
+ * An endpoint. `Method` names its top-level client method (`client.uploadFile(…)`); `Input` and
+ * `Output` only carry types to the client (see `defineEndpoint`).
+ */
+export interface Endpoint<
+  Method extends string = string,
+  Input = unknown,
+  Output = unknown,
+  Path extends string = string,
+> {
   method: HttpMethod;
   /** Path under the app's basePath, with `:name` parameters, for example `/product/:id`. */
-  path: string;
+  path: Path;
   /** Status of a successful answer. @default 200 */
   status?: number;
   /** Name of the method on `app.api` (for example `createProduct`); none means not exposed. */
   operationName?: string;
   /** Further names on `app.api` for the same endpoint. */
   operationAliases?: readonly string[];
+  /** Name of a top-level client method for this endpoint, reached through `POST /_rpc/<name>`. */
+  clientMethod?: Method;
   /** Returns the data to send as JSON, or a Response to send as is. */
   handler(ctx: EndpointContext): Promise<unknown>;
+  /** Type carrier for the client; never set at runtime. */
+  readonly $types?: { input: Input; output: Output };
 }

@@ -17,7 +17,9 @@ export interface CrudkitPlugin {
   /** Unique name, for example `audit`. */
   id: string;
   /** Endpoints under the app's basePath. */
-  endpoints?: readonly Endpoint[] | ((app: PluginContext) => readonly Endpoint[]);
+  endpoints?:
+    | readonly Endpoint<any, any, any, any>[]
+    | ((app: PluginContext) => readonly Endpoint<any, any, any, any>[]);
   /** Tables the plugin needs; created by the same migration path as resources. */
   tables?: readonly TableDefinition[];
   /** Hooks run for every resource, after the resource's own hooks. */

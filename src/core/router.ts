@@ -1,12 +1,17 @@
 // Maps a path to the endpoints registered on it, one per method, so a known path with the wrong
-// method can answer 405 with `Allow`. Matching is Hono's RegExpRouter.
+// method can answer 405 with `Allow`. Matching is Hono's: RegExpRouter, or TrieRouter for route
+// sets RegExpRouter cannot compile (a static segment beside a parameter, like /echo/stats and /echo/:room).
 
 import { RegExpRouter } from "hono/router/reg-exp-router";
+import { SmartRouter } from "hono/router/smart-router";
+import { TrieRouter } from "hono/router/trie-router";
 import type { Endpoint } from "./endpoint.ts";
 import { APIError, ConfigError } from "./errors.ts";
 
 interface PathEntry {
   readonly pattern: string;
+  /** How many `:name` parameters the pattern has. */
+  readonly params: number;
   readonly methods: Record<string, Endpoint>;
   allow: string;
 }
@@ -20,12 +25,12 @@ const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, st
 
 export class EndpointRouter {
   readonly #entries = new Map<string, PathEntry>();
-  readonly #router = new RegExpRouter<PathEntry>();
+  readonly #router = new SmartRouter<PathEntry>({ routers: [new RegExpRouter(), new TrieRouter()] });
 
   add(pattern: string, endpoint: Endpoint): void {
     let entry = this.#entries.get(pattern);
     if (!entry) {
-      entry = { pattern, methods: {}, allow: "" };
+      entry = { pattern, params: pattern.split(":").length - 1, methods: {}, allow: "" };
       this.#entries.set(pattern, entry);
       this.#router.add("ALL", pattern, entry);
     }
@@ -43,7 +48,15 @@ export class EndpointRouter {
     ];
     const first = handlers[0];
     if (!first) throw new APIError("NOT_FOUND", `No route answers ${method} ${clip(path)}.`);
-    const found = handlers.find(([entry]) => entry.methods[method]) ?? first;
+    // Of the paths that answer this method, the most specific (fewest parameters) wins.
+    let found = first;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const candidate of handlers) {
+      if (candidate[0].methods[method] && candidate[0].params < fewest) {
+        found = candidate;
+        fewest = candidate[0].params;
+      }
+    }
     const [entry, paramMap] = found;
     const endpoint = entry.methods[method];
     if (!endpoint) {

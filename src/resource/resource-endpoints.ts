@@ -22,5 +22,9 @@ export function resourceEndpoints(rt: ResourceRuntime): Endpoint[] {
   // pluralizer disagrees (sheep → sheep), the typed name answers too.
   const typed = typeLevelPlural(resource.name);
   if (typed !== resource.plural) endpoints[4]!.operationAliases = [`list${capitalize(typed)}`];
+  // GET /<name> lists too: the client reaches the list without a pluralizer of its own.
+  if (resource.plural !== resource.name) {
+    endpoints.push({ ...listEndpoint(rt), path: `/${resource.name}`, operationName: undefined });
+  }
   return endpoints;
 }

@@ -1,0 +1,47 @@
+// createClient: a proxy that turns `client.product.read(id)` and `client.uploadFile(input)` into
+// requests. It knows nothing about the server at runtime; the types come from `typeof app`.
+
+import { type CallOptions, type ClientOptions, type ClientResult, send } from "./request.ts";
+import type { Client } from "./types.ts";
+
+type Call = (
+  spec: { method: string; path: string; query?: any; body?: unknown },
+  options?: CallOptions,
+) => Promise<ClientResult<any>>;
+
+export function createClient<App>(options: ClientOptions): Client<App> {
+  const call: Call = (spec, callOptions) => send(options, spec, callOptions);
+  const members: Record<string, unknown> = Object.create(null);
+  members.$fetch = (
+    path: string,
+    { method, query, body, ...rest }: CallOptions & { method?: string; query?: object; body?: unknown } = {},
+  ) => call({ method: method ?? (body === undefined ? "GET" : "POST"), path, query, body }, rest);
+  return new Proxy(members, {
+    get(target, key) {
+      // Not a thenable: `await client` must not call a server method named "then".
+      if (typeof key !== "string" || key === "then") return undefined;
+      target[key] ??= member(key, call);
+      return target[key];
+    },
+  }) as Client<App>;
+}
+
+/** `client.<name>`: callable as a plugin method, with the five resource operations on it. */
+function member(name: string, call: Call) {
+  const item = (id: string) => `/${name}/${encodeURIComponent(id)}`;
+  return Object.assign(
+    (input?: unknown, options?: CallOptions) =>
+      call({ method: "POST", path: `/_rpc/${name}`, body: input ?? {} }, options),
+    {
+      create: (body: unknown, options?: CallOptions) =>
+        call({ method: "POST", path: `/${name}`, body }, options),
+      read: (id: string, options?: CallOptions) => call({ method: "GET", path: item(id) }, options),
+      update: (id: string, body: unknown, options?: CallOptions) =>
+        call({ method: "PATCH", path: item(id), body }, options),
+      delete: (id: string, options?: CallOptions) => call({ method: "DELETE", path: item(id) }, options),
+      // GET /<name> lists as /<plural> does, so the client needs no pluralizer.
+      list: (query?: object, options?: CallOptions) =>
+        call({ method: "GET", path: `/${name}`, query }, options),
+    },
+  );
+}

@@ -1,0 +1,13 @@
+// crudkit/client: a typed client for a crudkit API, inferred from the server's type.
+
+export { createClient } from "./client.ts";
+export type {
+  Callbacks,
+  CallOptions,
+  ClientError,
+  ClientOptions,
+  ClientResult,
+  FetchOptions,
+  RequestContext,
+} from "./request.ts";
+export type { Client, Fetch, FetchCallOptions, PluginMethod, ResourceClient } from "./types.ts";

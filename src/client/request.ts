@@ -1,0 +1,168 @@
+// One request from the client: headers merged, callbacks run, and the answer turned into
+// `{ data, error }`. Nothing here throws or rejects: every failure lands in `error`.
+
+export interface ClientError {
+  /** HTTP status, or 0 when no answer arrived. */
+  status: number;
+  /** The server's code (`NOT_FOUND`…), or `NETWORK_ERROR`, `INVALID_RESPONSE`, `CLIENT_ERROR`. */
+  code: string;
+  /** A readable sentence. */
+  message: string;
+  details?: { path: string; message: string }[];
+}
+
+export type ClientResult<T> = { data: T; error: null } | { data: null; error: ClientError };
+
+export interface RequestContext {
+  url: string;
+  method: string;
+  /** Change these in `onRequest` to change what is sent. */
+  headers: Headers;
+  body: unknown;
+}
+
+export interface Callbacks<T = unknown> {
+  onRequest?: (ctx: RequestContext) => void | Promise<void>;
+  onSuccess?: (ctx: { data: T; response: Response; request: RequestContext }) => void | Promise<void>;
+  onError?: (ctx: {
+    error: ClientError;
+    response: Response | null;
+    request: RequestContext;
+  }) => void | Promise<void>;
+}
+
+export interface FetchOptions<T = unknown> extends Callbacks<T> {
+  headers?: HeadersInit;
+  signal?: AbortSignal;
+}
+
+/** Per-call options: callbacks and headers directly, or under `fetchOptions`. */
+export interface CallOptions<T = unknown> extends FetchOptions<T> {
+  fetchOptions?: FetchOptions<T>;
+}
+
+export interface ClientOptions extends Callbacks {
+  /** Where the API lives, including its base path: `http://localhost:3000/api`. */
+  baseURL: string;
+  /** Sent with every request; a function is called per request (for tokens that change). */
+  headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+  fetchOptions?: FetchOptions & { credentials?: RequestCredentials };
+}
+
+export interface RequestSpec {
+  method: string;
+  path: string;
+  query?: Record<string, unknown> | undefined;
+  body?: unknown;
+}
+
+/**
+ * Sends one request. Callbacks run from the widest to the narrowest: client options, client
+ * `fetchOptions`, call `fetchOptions`, call options. Headers merge in the same order, later wins.
+ */
+export async function send<T>(
+  client: ClientOptions,
+  spec: RequestSpec,
+  call: CallOptions<T> = {},
+): Promise<ClientResult<T>> {
+  const layers: Callbacks<any>[] = [client, client.fetchOptions ?? {}, call.fetchOptions ?? {}, call];
+  const headers = new Headers(typeof client.headers === "function" ? await client.headers() : client.headers);
+  for (const more of [client.fetchOptions?.headers, call.fetchOptions?.headers, call.headers]) {
+    new Headers(more).forEach((value, key) => headers.set(key, value));
+  }
+  const hasBody = spec.body !== undefined;
+  if (hasBody && !headers.has("content-type")) headers.set("content-type", "application/json");
+  const request: RequestContext = {
+    url: urlOf(client.baseURL, spec),
+    method: spec.method,
+    headers,
+    body: spec.body,
+  };
+  let response: Response | null = null;
+  let error: ClientError;
+  try {
+    for (const layer of layers) await layer.onRequest?.(request);
+    response = await (client.fetch ?? fetch)(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: hasBody ? JSON.stringify(request.body) : undefined,
+      signal: call.signal ?? call.fetchOptions?.signal ?? client.fetchOptions?.signal,
+      credentials: client.fetchOptions?.credentials,
+    });
+    const parsed = await readJson(response);
+    if (response.ok && parsed.ok) {
+      const data = parsed.value as T;
+      for (const layer of layers) await layer.onSuccess?.({ data, response, request });
+      return { data, error: null };
+    }
+    error = parsed.ok ? serverError(response, parsed.value) : invalidResponse(response);
+  } catch (cause) {
+    error = response ? clientError(cause) : networkError(request.url, cause);
+  }
+  try {
+    for (const layer of layers) await layer.onError?.({ error, response, request });
+  } catch {
+    // A failing onError must not turn into a rejected promise.
+  }
+  return { data: null, error };
+}
+
+function urlOf(baseURL: string, spec: RequestSpec): string {
+  let url = baseURL.replace(/\/+$/, "") + spec.path;
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(spec.query ?? {}))
+    if (value != null) query.append(key, String(value));
+  const search = query.toString();
+  if (search) url += `?${search}`;
+  return url;
+}
+
+async function readJson(response: Response): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  const text = await response.text();
+  if (text === "" && response.status === 204) return { ok: true, value: null };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function serverError(response: Response, body: unknown): ClientError {
+  const { code, message, details } = (body ?? {}) as Partial<ClientError>;
+  return {
+    status: response.status,
+    code: typeof code === "string" ? code : "HTTP_ERROR",
+    message:
+      typeof message === "string"
+        ? message
+        : `The server answered ${response.status} ${response.statusText}.`.replace(" .", "."),
+    ...(Array.isArray(details) ? { details } : {}),
+  };
+}
+
+function invalidResponse(response: Response): ClientError {
+  return {
+    status: response.status,
+    code: "INVALID_RESPONSE",
+    message: `The server answered ${response.status} with a body that is not JSON.`,
+  };
+}
+
+function networkError(url: string, cause: unknown): ClientError {
+  const reason =
+    (cause as { cause?: { code?: string } })?.cause?.code ?? (cause as Error)?.name ?? "unknown error";
+  const where = url.replace(/[?#].*$/, "");
+  if (reason === "AbortError")
+    return { status: 0, code: "ABORTED", message: `The request to ${where} was aborted.` };
+  return { status: 0, code: "NETWORK_ERROR", message: `Could not reach ${where} (${reason}).` };
+}
+
+function clientError(cause: unknown): ClientError {
+  return {
+    status: 0,
+    code: "CLIENT_ERROR",
+    message: `A client callback failed: ${(cause as Error)?.message ?? String(cause)}`,
+  };
+}

@@ -1,0 +1,85 @@
+// Types of the client, inferred from the server app's type alone (`createClient<typeof app>`).
+// Only `import type` here: nothing of the server reaches the client bundle.
+
+import type { DeleteResult, ListQueryInput } from "../core/api-types.ts";
+import type { ListResult } from "../resource/list-query.ts";
+import type { AnyResource, CreateInputOf, RecordOf, UpdateInputOf } from "../resource/types.ts";
+import type { CallOptions, ClientResult, FetchOptions } from "./request.ts";
+
+type ResourcesOf<App> = App extends { resources: readonly (infer R)[] }
+  ? R extends AnyResource
+    ? R
+    : never
+  : never;
+type PluginsOf<App> = App extends { plugins: readonly (infer P)[] } ? P : never;
+type ElementOf<T> = T extends readonly (infer X)[] ? X : never;
+type EndpointsOf<P> = P extends { endpoints?: infer E }
+  ? ElementOf<E extends (...args: any[]) => infer R ? R : E>
+  : never;
+type PluginEndpoints<App> = EndpointsOf<PluginsOf<App>>;
+
+type MethodNameOf<E> = E extends { clientMethod?: infer N }
+  ? N extends string
+    ? string extends N
+      ? never
+      : N
+    : never
+  : never;
+type InputOf<E> = E extends { $types?: { input: infer I } } ? I : never;
+type OutputOf<E> = E extends { $types?: { output: infer O } } ? O : unknown;
+type StaticPathOf<E> = E extends { path: infer P extends string }
+  ? string extends P
+    ? never
+    : P extends `${string}:${string}`
+      ? never
+      : P
+  : never;
+
+export interface ResourceClient<R extends AnyResource> {
+  create(body: CreateInputOf<R>, options?: CallOptions<RecordOf<R>>): Promise<ClientResult<RecordOf<R>>>;
+  read(id: string, options?: CallOptions<RecordOf<R>>): Promise<ClientResult<RecordOf<R>>>;
+  update(
+    id: string,
+    body: UpdateInputOf<R>,
+    options?: CallOptions<RecordOf<R>>,
+  ): Promise<ClientResult<RecordOf<R>>>;
+  delete(id: string, options?: CallOptions<DeleteResult>): Promise<ClientResult<DeleteResult>>;
+  list(
+    query?: ListQueryInput<R>,
+    options?: CallOptions<ListResult<RecordOf<R>>>,
+  ): Promise<ClientResult<ListResult<RecordOf<R>>>>;
+}
+
+/** A plugin endpoint's client method: one input object (path parameters, query and body fields). */
+export type PluginMethod<Input, Output> = unknown extends Input
+  ? (input?: Record<string, never>, options?: CallOptions<Output>) => Promise<ClientResult<Output>>
+  : (input: Input, options?: CallOptions<Output>) => Promise<ClientResult<Output>>;
+
+type PluginMethods<App> = {
+  [E in PluginEndpoints<App> as MethodNameOf<E>]: PluginMethod<InputOf<E>, OutputOf<E>>;
+};
+
+export interface FetchCallOptions<T = unknown> extends CallOptions<T> {
+  /** @default "GET", or "POST" when a body is given */
+  method?: string;
+  query?: Record<string, string | number | boolean | null | undefined>;
+  body?: unknown;
+}
+
+type KnownPaths<App> = { [E in PluginEndpoints<App> as StaticPathOf<E>]: OutputOf<E> };
+
+export interface Fetch<App> {
+  /** A plugin endpoint the server declares: the result is typed from it. */
+  <P extends keyof KnownPaths<App> & string>(
+    path: P,
+    options?: FetchCallOptions<KnownPaths<App>[P]>,
+  ): Promise<ClientResult<KnownPaths<App>[P]>>;
+  /** Any path under the base URL; say what arrives with `T`. */
+  <T = unknown>(path: string, options?: FetchCallOptions<T>): Promise<ClientResult<T>>;
+}
+
+export type Client<App> = { [R in ResourcesOf<App> as R["name"]]: ResourceClient<R> } & PluginMethods<App> & {
+    $fetch: Fetch<App>;
+  };
+
+export type { FetchOptions };

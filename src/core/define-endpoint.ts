@@ -1,0 +1,74 @@
+// defineEndpoint: an endpoint whose query and body are checked against Zod schemas before its
+// handler runs, with the input and output types carried to the client.
+
+import type { z } from "zod";
+import type { Endpoint, EndpointContext, HttpMethod } from "./endpoint.ts";
+import { APIError, type ErrorDetail } from "./errors.ts";
+
+/** `{ id: string }` for "/file/:id". */
+export type PathParams<Path extends string> = Path extends `${string}:${infer Param}/${infer Rest}`
+  ? { [K in Param]: string } & PathParams<`/${Rest}`>
+  : Path extends `${string}:${infer Param}`
+    ? { [K in Param]: string }
+    : unknown;
+
+type InputOf<S> = S extends z.ZodType ? z.input<S> : unknown;
+type OutputOf<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** What a client method takes: path parameters, query fields and body fields in one object. */
+export type EndpointInput<Path extends string, Query, Body> = PathParams<Path> &
+  InputOf<Query> &
+  InputOf<Body>;
+
+export interface EndpointDefinition<Method extends string, Path extends string, Query, Body, Output> {
+  method: HttpMethod;
+  path: Path;
+  status?: number;
+  clientMethod?: Method;
+  operationName?: string;
+  /** Schema of the query parameters (values arrive as strings: use `z.coerce`). */
+  query?: Query;
+  /** Schema of the JSON body. */
+  body?: Body;
+  handler(
+    ctx: EndpointContext & { input: { query: OutputOf<Query>; body: OutputOf<Body> } },
+  ): Promise<Output>;
+}
+
+export function defineEndpoint<
+  const Method extends string = never,
+  const Path extends string = string,
+  Query extends z.ZodType | undefined = undefined,
+  Body extends z.ZodType | undefined = undefined,
+  Output = unknown,
+>(
+  definition: EndpointDefinition<Method, Path, Query, Body, Output>,
+): Endpoint<Method, EndpointInput<Path, Query, Body>, Awaited<Output>, Path> {
+  const { query, body, handler, ...rest } = definition;
+  return {
+    ...rest,
+    async handler(ctx) {
+      const input = {
+        query: query ? check(query as z.ZodType, ctx.query, "query") : undefined,
+        body: body ? check(body as z.ZodType, await ctx.readBody(), "body") : undefined,
+      };
+      // The context is made per request, so the checked input can ride on it.
+      return handler(Object.assign(ctx, { input }) as never);
+    },
+  };
+}
+
+function check(schema: z.ZodType, value: unknown, where: string): any {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const details: ErrorDetail[] = result.error.issues.map((issue) => ({
+    path: issue.path.map(String).join("."),
+    message: issue.message,
+  }));
+  const first = details[0]!;
+  throw new APIError(
+    "VALIDATION_ERROR",
+    `Invalid ${where}: ${first.path ? `${first.path}: ` : ""}${first.message}`,
+    { details },
+  );
+}
