@@ -70,7 +70,7 @@ export async function send<T>(
   const layers: Callbacks<any>[] = [client, client.fetchOptions ?? {}, call.fetchOptions ?? {}, call];
   const headers = new Headers(typeof client.headers === "function" ? await client.headers() : client.headers);
   for (const more of [client.fetchOptions?.headers, call.fetchOptions?.headers, call.headers]) {
-    new Headers(more).forEach((value, key) => headers.set(key, value));
+    for (const [key, value] of new Headers(more)) headers.set(key, value);
   }
   const hasBody = spec.body !== undefined;
   if (hasBody && !headers.has("content-type")) headers.set("content-type", "application/json");
