@@ -22,13 +22,12 @@ export interface RequestContext {
 }
 
 export interface Callbacks<T = unknown> {
-  onRequest?: (ctx: RequestContext) => void | Promise<void>;
-  onSuccess?: (ctx: { data: T; response: Response; request: RequestContext }) => void | Promise<void>;
-  onError?: (ctx: {
-    error: ClientError;
-    response: Response | null;
-    request: RequestContext;
-  }) => void | Promise<void>;
+  /** Before sending; may change `ctx.headers`. Awaited. */
+  onRequest?: (ctx: RequestContext) => unknown;
+  /** After a 2xx JSON answer. Awaited. */
+  onSuccess?: (ctx: { data: T; response: Response; request: RequestContext }) => unknown;
+  /** After any failure; `ctx.error.message` is a readable sentence. Awaited. */
+  onError?: (ctx: { error: ClientError; response: Response | null; request: RequestContext }) => unknown;
 }
 
 export interface FetchOptions<T = unknown> extends Callbacks<T> {

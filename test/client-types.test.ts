@@ -1,0 +1,131 @@
+// Type tests for crudkit/client: what compiles, what does not, and what each call returns.
+// The calls sit in functions that never run; `tsc` (part of npm test) is the judge.
+
+import type { ListResult } from "crudkit";
+import { type ClientError, type ClientResult, createClient } from "crudkit/client";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { ClientTestApp } from "./client-app.ts";
+
+const client = createClient<ClientTestApp>({ baseURL: "http://127.0.0.1:1/api" });
+
+type Product = {
+  id: string;
+  name: string;
+  price: number;
+  status: "active" | "inactive" | "draft";
+  createdAt: string;
+  updatedAt: string;
+};
+type Person = {
+  id: string;
+  name: string;
+  born?: string;
+  tags: string[];
+  createdAt: string;
+  updatedAt: string;
+};
+
+describe("client types", () => {
+  it("return the record, the list and the delete result as they arrive (dates as ISO strings)", () => {
+    const calls = {
+      create: () => client.product.create({ name: "Hat", price: 5 }),
+      read: () => client.product.read("id"),
+      update: () => client.product.update("id", { price: 6 }),
+      remove: () => client.product.delete("id"),
+      list: () =>
+        client.product.list({ page: 1, limit: 10, search: "hat", sortBy: "price", sortOrder: "asc" }),
+      person: () => client.person.read("id"),
+    };
+    expectTypeOf<Awaited<ReturnType<typeof calls.create>>>().toEqualTypeOf<ClientResult<Product>>();
+    expectTypeOf<Awaited<ReturnType<typeof calls.read>>>().toEqualTypeOf<ClientResult<Product>>();
+    expectTypeOf<Awaited<ReturnType<typeof calls.update>>>().toEqualTypeOf<ClientResult<Product>>();
+    expectTypeOf<Awaited<ReturnType<typeof calls.remove>>>().toEqualTypeOf<
+      ClientResult<{ success: true; id: string }>
+    >();
+    expectTypeOf<Awaited<ReturnType<typeof calls.list>>>().toEqualTypeOf<ClientResult<ListResult<Product>>>();
+    expectTypeOf<Awaited<ReturnType<typeof calls.person>>>().toEqualTypeOf<ClientResult<Person>>();
+  });
+
+  it("narrow { data, error } on error", () => {
+    const use = async () => {
+      const result = await client.product.read("id");
+      if (result.error) {
+        expectTypeOf(result.error).toEqualTypeOf<ClientError>();
+        expectTypeOf(result.data).toEqualTypeOf<null>();
+        expectTypeOf(result.error.message).toEqualTypeOf<string>();
+      } else {
+        expectTypeOf(result.data).toEqualTypeOf<Product>();
+      }
+    };
+    expect(typeof use).toBe("function");
+  });
+
+  it("type callbacks from the method", () => {
+    const use = () =>
+      client.product.list(undefined, {
+        onSuccess: ({ data }) => expectTypeOf(data).toEqualTypeOf<ListResult<Product>>(),
+        onError: ({ error }) => expectTypeOf(error.message).toEqualTypeOf<string>(),
+        fetchOptions: { onSuccess: ({ data }) => expectTypeOf(data.items).toEqualTypeOf<Product[]>() },
+      });
+    expect(typeof use).toBe("function");
+  });
+
+  it("type plugin methods from their endpoint schemas", () => {
+    const calls = {
+      echo: () => client.echo({ room: "r", message: "m", times: 2 }),
+      stats: () => client.echoStats({ scale: 2 }),
+      ping: () => client.ping(),
+      fetched: () => client.$fetch("/echo/stats", { query: { scale: 2 } }),
+      loose: () => client.$fetch<{ custom: number }>("/anything"),
+    };
+    expectTypeOf<Awaited<ReturnType<typeof calls.echo>>>().toEqualTypeOf<
+      ClientResult<{ room: string; message: string; user: string | null; trace: string | null }>
+    >();
+    expectTypeOf<Awaited<ReturnType<typeof calls.stats>>>().toEqualTypeOf<ClientResult<{ rooms: number }>>();
+    expectTypeOf<Awaited<ReturnType<typeof calls.ping>>>().toEqualTypeOf<ClientResult<{ pong: true }>>();
+    expectTypeOf<Awaited<ReturnType<typeof calls.fetched>>>().toEqualTypeOf<
+      ClientResult<{ rooms: number }>
+    >();
+    expectTypeOf<Awaited<ReturnType<typeof calls.loose>>>().toEqualTypeOf<ClientResult<{ custom: number }>>();
+  });
+
+  it("refuse what does not fit", () => {
+    const never = () => {
+      // @ts-expect-error create requires name
+      void client.product.create({ price: 5 });
+      // @ts-expect-error price must be a number
+      void client.product.create({ name: "Hat", price: "5" });
+      // @ts-expect-error unknown key
+      void client.product.create({ name: "Hat", price: 5, colour: "red" });
+      // @ts-expect-error status is an enum
+      void client.product.update("id", { status: "gone" });
+      // @ts-expect-error id is not writable on update
+      void client.product.update("id", { id: "other" });
+      // @ts-expect-error timestamps are server-managed
+      void client.product.create({ name: "Hat", price: 5, createdAt: "2020-01-01" });
+      // @ts-expect-error sortBy must name a sortable field
+      void client.product.list({ sortBy: "colour" });
+      // @ts-expect-error ids are strings
+      void client.product.read(42);
+      // @ts-expect-error no such resource
+      void client.widget.read("id");
+      // @ts-expect-error no such method on a resource
+      void client.product.upsert({});
+      // @ts-expect-error plugin method input is checked: message is required
+      void client.echo({ room: "r" });
+      // @ts-expect-error plugin method input is checked: times is a number
+      void client.echo({ room: "r", message: "m", times: "2" });
+      // @ts-expect-error no such plugin method
+      void client.uploadFile({});
+    };
+    expect(typeof never).toBe("function");
+  });
+
+  it("accept a Date or an ISO string for date fields", () => {
+    const calls = () => [
+      client.person.create({ name: "A", born: new Date() }),
+      client.person.create({ name: "B", born: "2000-01-01" }),
+    ];
+    expect(typeof calls).toBe("function");
+  });
+});
