@@ -1,6 +1,8 @@
+import type { DatabaseOptions } from "crudkit";
 import { APIError, type CrudkitPlugin, createResource, crudkit, withId } from "crudkit";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { forEachDialect } from "./dialects.ts";
 import { call, tempDatabaseUrl } from "./helpers.ts";
 
 const order: string[] = [];
@@ -80,88 +82,98 @@ const events: CrudkitPlugin = {
   ],
 };
 
-const app = crudkit({
-  database: { provider: "sqlite", url: tempDatabaseUrl() },
-  autoMigrate: true,
-  resources: [task],
-  plugins: [events],
-  log: (message) => logged.push(message),
-});
-beforeAll(() => app.ready);
-
-const eventCount = async () => (await call(app, "GET", "/api/events")).body.length as number;
-
-describe("hooks", () => {
-  it("run in order: access → validate → before (resource, then plugins) → write + after → after-commit", async () => {
-    order.length = 0;
-    const res = await call(app, "POST", "/api/task", { body: { title: "  write tests " } });
-    expect(res.status).toBe(201);
-    expect(res.body.title).toBe("write tests!");
-    expect(order).toEqual([
-      "access",
-      "resource.beforeCreate",
-      "plugin.beforeCreate",
-      "resource.afterCreate",
-      "plugin.afterCreate",
-      "resource.afterCreateCommit",
-      "plugin.afterCreateCommit",
-    ]);
-    // The after-commit failure is logged, the caller still gets the record.
-    expect(logged).toContain("crudkit: an after-commit hook failed");
+const makeApp = (database: DatabaseOptions) =>
+  crudkit({
+    database,
+    autoMigrate: true,
+    resources: [task],
+    plugins: [events],
+    log: (message) => logged.push(message),
   });
 
-  it("do not run before hooks when validation fails", async () => {
-    order.length = 0;
-    expect((await call(app, "POST", "/api/task", { body: { title: 5 } })).status).toBe(400);
-    expect(order).toEqual(["access"]);
+forEachDialect((dialect) => {
+  let app: ReturnType<typeof makeApp>;
+  beforeAll(async () => {
+    app = makeApp(await dialect.fresh());
+    await app.ready;
   });
+  afterAll(() => app?.close());
 
-  it("roll the write back when an after hook throws, with what it wrote", async () => {
-    const before = await eventCount();
-    const listed = (await call(app, "GET", "/api/tasks")).body.pagination.total;
-    failAfterCreate = true;
-    const res = await call(app, "POST", "/api/task", { body: { id: "rolled-back", title: "x" } });
-    failAfterCreate = false;
-    expect(res.status).toBe(409);
-    expect(res.body.message).toBe("refused by a hook");
-    expect((await call(app, "GET", "/api/task/rolled-back")).status).toBe(404);
-    expect(await eventCount()).toBe(before);
-    expect((await call(app, "GET", "/api/tasks")).body.pagination.total).toBe(listed);
+  const eventCount = async () => (await call(app, "GET", "/api/events")).body.length as number;
+
+  describe("hooks", () => {
+    it("run in order: access → validate → before (resource, then plugins) → write + after → after-commit", async () => {
+      order.length = 0;
+      const res = await call(app, "POST", "/api/task", { body: { title: "  write tests " } });
+      expect(res.status).toBe(201);
+      expect(res.body.title).toBe("write tests!");
+      expect(order).toEqual([
+        "access",
+        "resource.beforeCreate",
+        "plugin.beforeCreate",
+        "resource.afterCreate",
+        "plugin.afterCreate",
+        "resource.afterCreateCommit",
+        "plugin.afterCreateCommit",
+      ]);
+      // The after-commit failure is logged, the caller still gets the record.
+      expect(logged).toContain("crudkit: an after-commit hook failed");
+    });
+
+    it("do not run before hooks when validation fails", async () => {
+      order.length = 0;
+      expect((await call(app, "POST", "/api/task", { body: { title: 5 } })).status).toBe(400);
+      expect(order).toEqual(["access"]);
+    });
+
+    it("roll the write back when an after hook throws, with what it wrote", async () => {
+      const before = await eventCount();
+      const listed = (await call(app, "GET", "/api/tasks")).body.pagination.total;
+      failAfterCreate = true;
+      const res = await call(app, "POST", "/api/task", { body: { id: "rolled-back", title: "x" } });
+      failAfterCreate = false;
+      expect(res.status).toBe(409);
+      expect(res.body.message).toBe("refused by a hook");
+      expect((await call(app, "GET", "/api/task/rolled-back")).status).toBe(404);
+      expect(await eventCount()).toBe(before);
+      expect((await call(app, "GET", "/api/tasks")).body.pagination.total).toBe(listed);
+    });
+
+    it("give update hooks the previous and the new record", async () => {
+      const created = await call(app, "POST", "/api/task", { body: { title: "old" } });
+      const res = await call(app, "PATCH", `/api/task/${created.body.id}`, { body: { title: "new" } });
+      expect(res.body.title).toBe("NEW");
+      const kinds = (await call(app, "GET", "/api/events")).body.map((e: { kind: string }) => e.kind);
+      expect(kinds).toContain("old!->NEW");
+    });
+
+    it("keep the record when an afterDelete hook throws", async () => {
+      const created = await call(app, "POST", "/api/task", { body: { title: "keep" } });
+      failAfterDelete = true;
+      const res = await call(app, "DELETE", `/api/task/${created.body.id}`);
+      failAfterDelete = false;
+      expect(res.status).toBe(500);
+      expect((await call(app, "GET", `/api/task/${created.body.id}`)).status).toBe(200);
+    });
+
+    it("let afterRead and afterList transform results", async () => {
+      const created = await call(app, "POST", "/api/task", { body: { title: "read me" } });
+      expect((await call(app, "GET", `/api/task/${created.body.id}`)).body.title).toBe("[read me!]");
+      await call(app, "PATCH", `/api/task/${created.body.id}`, { body: { done: true } });
+      const ids = (await call(app, "GET", "/api/tasks?limit=100")).body.items.map(
+        (t: { id: string }) => t.id,
+      );
+      expect(ids).not.toContain(created.body.id);
+    });
   });
-
-  it("give update hooks the previous and the new record", async () => {
-    const created = await call(app, "POST", "/api/task", { body: { title: "old" } });
-    const res = await call(app, "PATCH", `/api/task/${created.body.id}`, { body: { title: "new" } });
-    expect(res.body.title).toBe("NEW");
-    const kinds = (await call(app, "GET", "/api/events")).body.map((e: { kind: string }) => e.kind);
-    expect(kinds).toContain("old!->NEW");
-  });
-
-  it("keep the record when an afterDelete hook throws", async () => {
-    const created = await call(app, "POST", "/api/task", { body: { title: "keep" } });
-    failAfterDelete = true;
-    const res = await call(app, "DELETE", `/api/task/${created.body.id}`);
-    failAfterDelete = false;
-    expect(res.status).toBe(500);
-    expect((await call(app, "GET", `/api/task/${created.body.id}`)).status).toBe(200);
-  });
-
-  it("let afterRead and afterList transform results", async () => {
-    const created = await call(app, "POST", "/api/task", { body: { title: "read me" } });
-    expect((await call(app, "GET", `/api/task/${created.body.id}`)).body.title).toBe("[read me!]");
-    await call(app, "PATCH", `/api/task/${created.body.id}`, { body: { done: true } });
-    const ids = (await call(app, "GET", "/api/tasks?limit=100")).body.items.map((t: { id: string }) => t.id);
-    expect(ids).not.toContain(created.body.id);
-  });
-});
-
-describe("plugins", () => {
-  it("add tables through the same migration path and endpoints under the base path", async () => {
+  it("plugins add tables through the same migration path and endpoints under the base path", async () => {
     const res = await call(app, "GET", "/api/events");
     expect(res.status).toBe(200);
     expect(Array.isArray(res.body)).toBe(true);
   });
+});
 
+describe("plugins", () => {
   it("answer 503 when startup failed, logging the cause once, and reject app.ready with it", async () => {
     const causes: unknown[] = [];
     const broken: CrudkitPlugin = {

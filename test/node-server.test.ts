@@ -2,105 +2,106 @@
 
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
-import { crudkit } from "crudkit";
+import { crudkit, type DatabaseOptions } from "crudkit";
 import { type RunningServer, serve, toNodeListener } from "crudkit/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { forEachDialect } from "./dialects.ts";
 import { openProduct } from "./fixtures.ts";
-import { tempDatabaseUrl } from "./helpers.ts";
 
-const app = crudkit({
-  database: { provider: "sqlite", url: tempDatabaseUrl() },
-  autoMigrate: true,
-  resources: [openProduct],
-  bodyLimit: 64 * 1024,
-});
-let server: RunningServer;
-beforeAll(async () => {
-  server = await serve(app, { port: 0 });
-});
-afterAll(async () => {
-  await server.close();
-  await app.close();
-});
+const makeApp = (database: DatabaseOptions) =>
+  crudkit({ database, autoMigrate: true, resources: [openProduct], bodyLimit: 64 * 1024 });
 
-const post = (body: unknown) =>
-  fetch(`${server.url}/api/product`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
+forEachDialect((dialect) => {
+  let app: ReturnType<typeof makeApp>;
+  let server: RunningServer;
+  beforeAll(async () => {
+    app = makeApp(await dialect.fresh());
+    server = await serve(app, { port: 0 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await app?.close();
   });
 
-describe("serve()", () => {
-  it("listens on 127.0.0.1 and answers the CRUD routes", async () => {
-    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const created = await post({ name: "Hat", price: 5 });
-    expect(created.status).toBe(201);
-    const record = (await created.json()) as { id: string };
-    const read = await fetch(`${server.url}/api/product/${record.id}`);
-    expect(read.headers.get("content-type")).toBe("application/json");
-    expect(await read.json()).toEqual(record);
-  });
-
-  it("lands 200 concurrent creates, every one", async () => {
-    const before = (
-      (await (await fetch(`${server.url}/api/products`)).json()) as { pagination: { total: number } }
-    ).pagination.total;
-    const responses = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => post({ name: `Concurrent ${i}`, price: i })),
-    );
-    expect(responses.map((r) => r.status)).toEqual(Array(200).fill(201));
-    const ids = new Set(
-      await Promise.all(responses.map(async (r) => ((await r.json()) as { id: string }).id)),
-    );
-    expect(ids.size).toBe(200);
-    const after = (
-      (await (await fetch(`${server.url}/api/products`)).json()) as { pagination: { total: number } }
-    ).pagination.total;
-    expect(after - before).toBe(200);
-  });
-
-  it("answers 413 to a chunked body over the limit and stays up", async () => {
-    const { status, body } = await rawRequest(server.url, (req) => {
-      req.setHeader("content-type", "application/json");
-      req.setHeader("transfer-encoding", "chunked");
-      req.write('{"name":"');
-      for (let i = 0; i < 200; i++) req.write("x".repeat(1024));
-      req.end('","price":1}');
-    });
-    expect(status).toBe(413);
-    expect(JSON.parse(body).code).toBe("PAYLOAD_TOO_LARGE");
-    expect((await post({ name: "still up", price: 1 })).status).toBe(201);
-  });
-
-  it("answers 413 to a declared length over the limit", async () => {
-    const big = JSON.stringify({ name: "x".repeat(100 * 1024), price: 1 });
-    const response = await post(JSON.parse(big));
-    expect(response.status).toBe(413);
-  });
-
-  it("answers malformed JSON over the wire with 400", async () => {
-    const response = await fetch(`${server.url}/api/product`, {
+  const post = (body: unknown) =>
+    fetch(`${server.url}/api/product`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: "{oops",
+      body: JSON.stringify(body),
     });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({
-      code: "BAD_REQUEST",
-      message: "The request body is not valid JSON.",
+
+  describe("serve()", () => {
+    it("listens on 127.0.0.1 and answers the CRUD routes", async () => {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const created = await post({ name: "Hat", price: 5 });
+      expect(created.status).toBe(201);
+      const record = (await created.json()) as { id: string };
+      const read = await fetch(`${server.url}/api/product/${record.id}`);
+      expect(read.headers.get("content-type")).toBe("application/json");
+      expect(await read.json()).toEqual(record);
+    });
+
+    it("lands 200 concurrent creates, every one", async () => {
+      const before = (
+        (await (await fetch(`${server.url}/api/products`)).json()) as { pagination: { total: number } }
+      ).pagination.total;
+      const responses = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => post({ name: `Concurrent ${i}`, price: i })),
+      );
+      expect(responses.map((r) => r.status)).toEqual(Array(200).fill(201));
+      const ids = new Set(
+        await Promise.all(responses.map(async (r) => ((await r.json()) as { id: string }).id)),
+      );
+      expect(ids.size).toBe(200);
+      const after = (
+        (await (await fetch(`${server.url}/api/products`)).json()) as { pagination: { total: number } }
+      ).pagination.total;
+      expect(after - before).toBe(200);
+    });
+
+    it("answers 413 to a chunked body over the limit and stays up", async () => {
+      const { status, body } = await rawRequest(server.url, (req) => {
+        req.setHeader("content-type", "application/json");
+        req.setHeader("transfer-encoding", "chunked");
+        req.write('{"name":"');
+        for (let i = 0; i < 200; i++) req.write("x".repeat(1024));
+        req.end('","price":1}');
+      });
+      expect(status).toBe(413);
+      expect(JSON.parse(body).code).toBe("PAYLOAD_TOO_LARGE");
+      expect((await post({ name: "still up", price: 1 })).status).toBe(201);
+    });
+
+    it("answers 413 to a declared length over the limit", async () => {
+      const big = JSON.stringify({ name: "x".repeat(100 * 1024), price: 1 });
+      const response = await post(JSON.parse(big));
+      expect(response.status).toBe(413);
+    });
+
+    it("answers malformed JSON over the wire with 400", async () => {
+      const response = await fetch(`${server.url}/api/product`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{oops",
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        code: "BAD_REQUEST",
+        message: "The request body is not valid JSON.",
+      });
     });
   });
-});
 
-describe("toNodeListener()", () => {
-  it("plugs into http.createServer", async () => {
-    const plain = createServer(toNodeListener(app));
-    await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", resolve));
-    const { port } = plain.address() as AddressInfo;
-    const response = await fetch(`http://127.0.0.1:${port}/api/products?limit=1`);
-    expect(response.status).toBe(200);
-    expect(((await response.json()) as { pagination: { limit: number } }).pagination.limit).toBe(1);
-    await new Promise<void>((resolve) => plain.close(() => resolve()));
+  describe("toNodeListener()", () => {
+    it("plugs into http.createServer", async () => {
+      const plain = createServer(toNodeListener(app));
+      await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", resolve));
+      const { port } = plain.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${port}/api/products?limit=1`);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { pagination: { limit: number } }).pagination.limit).toBe(1);
+      await new Promise<void>((resolve) => plain.close(() => resolve()));
+    });
   });
 });
 

@@ -27,7 +27,7 @@ export interface CrudkitOptions<
 > {
   resources: Resources;
   plugins?: Plugins;
-  /** `{ provider: "sqlite", url: "file:./data/app.db" }`, or a Kysely instance. */
+  /** `{ provider: "sqlite" | "postgres" | "mysql", url }`, or a Kysely instance. */
   database: DatabaseOptions;
   /** Prefix of every route. @default "/api" */
   basePath?: string;
@@ -77,7 +77,7 @@ export function crudkit<
     "plugin",
   );
 
-  const database = openDatabase(options.database);
+  const database = openDatabase(options.database, log);
   const pluginContext: PluginContext = { db: database.kysely, basePath, log };
   const endpoints: Endpoint[] = [];
   const tables: TableDefinition[] = [];

@@ -1,5 +1,7 @@
 // The one error type every endpoint throws, its closed set of codes, and the status each maps to.
 
+import { isConnectionError } from "../db/connection-errors.ts";
+
 /** Status for each error code: the wire contract of DESIGN §3. */
 export const ERROR_STATUS = {
   BAD_REQUEST: 400,
@@ -67,13 +69,22 @@ export class ConfigError extends Error {
 }
 
 const GENERIC_ERROR = new APIError("INTERNAL_ERROR", "The server could not complete the request.");
+const UNAVAILABLE = new APIError("SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
 
 /**
- * Turns anything thrown into an APIError. Unknown errors become a generic 500 whose cause is
- * logged here and never sent, so driver messages, SQL and paths stay on the server.
+ * Turns anything thrown into an APIError. Unknown errors become a generic 500 and a database that
+ * cannot be reached a 503; their causes are logged here and never sent, so driver messages, SQL
+ * and paths stay on the server.
  */
 export function toAPIError(error: unknown, log: (message: string, error: unknown) => void): APIError {
-  if (error instanceof APIError) return error;
+  if (error instanceof APIError) {
+    if (error.status >= 500 && error.cause) log(`crudkit: ${error.message}`, error.cause);
+    return error;
+  }
+  if (isConnectionError(error)) {
+    log("crudkit: the database is unavailable", error);
+    return UNAVAILABLE;
+  }
   log("crudkit: unhandled error while serving a request", error);
   return GENERIC_ERROR;
 }

@@ -3,7 +3,7 @@
 
 import { type ColumnDefinitionBuilder, sql } from "kysely";
 import type { Database } from "./database.ts";
-import { columnDataType, type DialectName } from "./dialect.ts";
+import { columnDataType, type DialectName, tableOptions } from "./dialect.ts";
 import type { ColumnDefinition, TableDefinition } from "./table-definition.ts";
 
 export async function autoMigrate(db: Database, tables: readonly TableDefinition[]): Promise<void> {
@@ -34,12 +34,23 @@ export async function autoMigrate(db: Database, tables: readonly TableDefinition
 
 async function createTable(db: Database, table: TableDefinition): Promise<void> {
   let builder = db.kysely.schema.createTable(table.name).ifNotExists();
+  const keyed = keyedColumns(table);
   for (const [name, column] of Object.entries(table.columns)) {
-    builder = builder.addColumn(name, columnDataType(db.dialect, column.type), (c) =>
+    builder = builder.addColumn(name, columnDataType(db.dialect, column.type, keyed.has(name)), (c) =>
       constraints(c, name, column, db.dialect),
     );
   }
-  await builder.execute();
+  const options = tableOptions(db.dialect);
+  await (options ? builder.modifyEnd(options) : builder).execute();
+}
+
+/** Columns that are keys or indexed (MySQL needs a bounded type for them). */
+export function keyedColumns(table: TableDefinition): Set<string> {
+  const keyed = new Set<string>();
+  for (const [name, column] of Object.entries(table.columns))
+    if (column.primaryKey || column.unique) keyed.add(name);
+  for (const index of table.indexes ?? []) for (const name of index.columns) keyed.add(name);
+  return keyed;
 }
 
 async function addColumn(db: Database, table: string, name: string, column: ColumnDefinition): Promise<void> {

@@ -3,9 +3,15 @@
 import { type Kysely, MysqlAdapter, PostgresAdapter, SqliteAdapter } from "kysely";
 import { ConfigError } from "../core/errors.ts";
 import type { DialectName } from "./dialect.ts";
+import { openMysql } from "./mysql.ts";
+import { openPostgres } from "./postgres.ts";
 import { openSqlite } from "./sqlite.ts";
 
-export type DatabaseOptions = { provider: "sqlite"; url: string } | Kysely<any>;
+export type DatabaseOptions =
+  | { provider: "sqlite"; url: string }
+  | { provider: "postgres"; url: string }
+  | { provider: "mysql"; url: string }
+  | Kysely<any>;
 
 export interface Database {
   readonly kysely: Kysely<any>;
@@ -14,17 +20,31 @@ export interface Database {
   readonly returning: boolean;
 }
 
-export function openDatabase(options: DatabaseOptions): Database {
+export function openDatabase(
+  options: DatabaseOptions,
+  log: (message: string, error?: unknown) => void,
+): Database {
   if (isKysely(options)) return describe(options);
-  if (options?.provider === "sqlite") {
-    if (typeof options.url !== "string")
-      throw new ConfigError('database.url must be a string such as "file:./data/app.db".');
-    return describe(openSqlite(options.url));
+  const { provider, url } = (options ?? {}) as { provider?: unknown; url?: unknown };
+  if (provider !== "sqlite" && provider !== "postgres" && provider !== "mysql") {
+    throw new ConfigError(
+      `Unknown database provider "${String(provider)}"; use "sqlite", "postgres" or "mysql".`,
+    );
   }
-  throw new ConfigError(
-    `Unknown database provider "${String((options as { provider?: unknown })?.provider)}"; use "sqlite".`,
-  );
+  if (typeof url !== "string" || url === "") {
+    throw new ConfigError(`database.url must be a string such as "${EXAMPLE_URLS[provider]}".`);
+  }
+  if (provider === "postgres")
+    return { kysely: openPostgres(url, log), dialect: "postgres", returning: true };
+  if (provider === "mysql") return { kysely: openMysql(url), dialect: "mysql", returning: false };
+  return describe(openSqlite(url));
 }
+
+const EXAMPLE_URLS = {
+  sqlite: "file:./data/app.db",
+  postgres: "postgres://user:password@127.0.0.1:5432/app",
+  mysql: "mysql://user:password@127.0.0.1:3306/app",
+};
 
 /** Structural, not instanceof: the app may hold its own copy of kysely. */
 function isKysely(value: unknown): value is Kysely<any> {

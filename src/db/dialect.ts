@@ -1,6 +1,6 @@
 // What differs between SQL engines, in one place: column types and the few SQL forms that vary.
 
-import type { ColumnDataType } from "kysely";
+import { type ColumnDataType, type Expression, sql } from "kysely";
 import type { ColumnType } from "./table-definition.ts";
 
 export type DialectName = "sqlite" | "postgres" | "mysql";
@@ -24,7 +24,7 @@ const COLUMN_TYPES: Record<DialectName, Record<ColumnType, ColumnDataType>> = {
     json: "jsonb",
   },
   mysql: {
-    text: "varchar(255)",
+    text: "text",
     integer: "bigint",
     number: "double precision",
     boolean: "boolean",
@@ -33,8 +33,24 @@ const COLUMN_TYPES: Record<DialectName, Record<ColumnType, ColumnDataType>> = {
   },
 };
 
-export function columnDataType(dialect: DialectName, type: ColumnType): ColumnDataType {
+/**
+ * The column type for a dialect. `keyed` columns (primary key, unique, indexed) that hold text
+ * are `varchar(255)` with a binary collation on MySQL: TEXT cannot be indexed whole, and ids must
+ * compare case-sensitively even though the table's collation (for search) does not.
+ */
+export function columnDataType(
+  dialect: DialectName,
+  type: ColumnType,
+  keyed = false,
+): ColumnDataType | Expression<unknown> {
+  if (dialect === "mysql" && type === "text" && keyed)
+    return sql`varchar(255) character set utf8mb4 collate utf8mb4_bin`;
   return COLUMN_TYPES[dialect][type];
+}
+
+/** MySQL tables are utf8mb4 with a case-insensitive collation, so search ignores case there too. */
+export function tableOptions(dialect: DialectName): Expression<unknown> | undefined {
+  return dialect === "mysql" ? sql`default character set utf8mb4 collate utf8mb4_unicode_ci` : undefined;
 }
 
 /** The case-insensitive pattern operator. */

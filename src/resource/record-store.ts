@@ -110,7 +110,8 @@ export function createRecordStore(resource: AnyResource, database: Database): Re
       const values: Row = { $id: id };
       for (const c of changed) values[c] = row[c];
       const result = await runTemplate<Row>(db, updateTemplate(changed), values);
-      if (!returning) return result.numAffectedRows === 0n ? undefined : findOne(db, id);
+      // Without RETURNING (MySQL), read the record back; MySQL's affected rows count only changed rows.
+      if (!returning) return findOne(db, id);
       return result.rows[0] ? codec.fromRow(result.rows[0]) : undefined;
     },
     async delete(db, id) {

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Real services for the test suites, on free loopback ports: PostgreSQL 15, MariaDB and Redis.
+#   source scripts/services.sh && services_start   # exports the CRUDKIT_TEST_* URLs below
+#   services_stop                                  # stops only what services_start started
+# Installs the Debian packages it needs (mariadb-server, redis-server) when they are missing.
+#   CRUDKIT_TEST_POSTGRES_URL  postgres://postgres@127.0.0.1:PORT/crudkit
+#   CRUDKIT_TEST_MYSQL_URL     mysql://crudkit:crudkit@127.0.0.1:PORT/crudkit
+#   CRUDKIT_TEST_REDIS_URL     redis://127.0.0.1:PORT
+
+PG_BIN=/usr/lib/postgresql/15/bin
+SERVICES_DIR=""
+
+free_port() {
+  node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+services_install() {
+  local missing=()
+  [ -x "$PG_BIN/postgres" ] || missing+=(postgresql-15)
+  command -v mariadbd >/dev/null 2>&1 || missing+=(mariadb-server)
+  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "services: installing ${missing[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+services_start() {
+  services_install || return 1
+  SERVICES_DIR=$(mktemp -d /tmp/crudkit-services-XXXXXX)
+  chmod 755 "$SERVICES_DIR"
+
+  # PostgreSQL: initdb refuses root, so the cluster belongs to postgres.
+  local pg_port pg_data="$SERVICES_DIR/pg"
+  pg_port=$(free_port)
+  mkdir -p "$pg_data" && chown postgres:postgres "$pg_data"
+  runuser -u postgres -- "$PG_BIN/initdb" -D "$pg_data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null || return 1
+  runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$pg_data" -l "$pg_data/log" -w \
+    -o "-p $pg_port -k $pg_data -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=300" start >/dev/null || return 1
+  runuser -u postgres -- "$PG_BIN/createdb" -h 127.0.0.1 -p "$pg_port" -U postgres crudkit || return 1
+  export CRUDKIT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$pg_port/crudkit"
+  export CRUDKIT_TEST_PG_DATA="$pg_data" CRUDKIT_TEST_PG_BIN="$PG_BIN" CRUDKIT_TEST_PG_PORT="$pg_port"
+
+  # MariaDB: root uses socket auth, so tests get a TCP user of their own.
+  local my_port my_data="$SERVICES_DIR/mariadb"
+  my_port=$(free_port)
+  mkdir -p "$my_data" && chown mysql:mysql "$my_data"
+  mariadb-install-db --no-defaults --user=mysql --datadir="$my_data" --auth-root-authentication-method=socket --skip-test-db >/dev/null 2>&1 || return 1
+  mariadbd --no-defaults --user=mysql --datadir="$my_data" --socket="$my_data/sock" --port="$my_port" \
+    --bind-address=127.0.0.1 --skip-name-resolve --pid-file="$my_data/pid" --max-connections=300 >"$my_data/log" 2>&1 &
+  for _ in $(seq 1 100); do mariadb-admin --socket="$my_data/sock" ping >/dev/null 2>&1 && break; sleep 0.2; done
+  mariadb --socket="$my_data/sock" -e "CREATE DATABASE crudkit; CREATE USER 'crudkit'@'127.0.0.1' IDENTIFIED BY 'crudkit';
+    GRANT ALL ON *.* TO 'crudkit'@'127.0.0.1'; FLUSH PRIVILEGES;" || return 1
+  export CRUDKIT_TEST_MYSQL_URL="mysql://crudkit:crudkit@127.0.0.1:$my_port/crudkit"
+  MARIADB_PID_FILE="$my_data/pid"
+
+  # Redis
+  local redis_port
+  redis_port=$(free_port)
+  redis-server --port "$redis_port" --bind 127.0.0.1 --daemonize yes --pidfile "$SERVICES_DIR/redis.pid" --save '' --appendonly no >/dev/null || return 1
+  export CRUDKIT_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
+  echo "services: postgres :$pg_port, mariadb :$my_port, redis :$redis_port"
+}
+
+services_stop() {
+  [ -n "$SERVICES_DIR" ] || return 0
+  [ -d "$SERVICES_DIR/pg" ] && runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$SERVICES_DIR/pg" -m fast -w stop >/dev/null 2>&1
+  [ -f "${MARIADB_PID_FILE:-}" ] && kill "$(cat "$MARIADB_PID_FILE")" 2>/dev/null
+  [ -f "$SERVICES_DIR/redis.pid" ] && kill "$(cat "$SERVICES_DIR/redis.pid")" 2>/dev/null
+  sleep 1
+  rm -rf "$SERVICES_DIR"
+  SERVICES_DIR=""
+}

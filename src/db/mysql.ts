@@ -1,0 +1,33 @@
+// MySQL and MariaDB through mysql2's pool. The driver is loaded on first use, so only apps that use
+// MySQL need it installed (`npm install mysql2`).
+
+import { Kysely, MysqlDialect } from "kysely";
+import { driverMissing } from "./driver-missing.ts";
+
+interface TypeCastField {
+  type: string;
+  string(): string | null;
+}
+
+export function openMysql(url: string): Kysely<any> {
+  return new Kysely<any>({
+    dialect: new MysqlDialect({
+      pool: async () => {
+        const mysql = await import("mysql2").catch((error: unknown) =>
+          driverMissing("mysql2", "mysql", error),
+        );
+        return (mysql.default ?? mysql).createPool({
+          uri: url,
+          connectionLimit: 10,
+          connectTimeout: 5000,
+          // Dates are written and read in UTC, whatever the server's time zone.
+          timezone: "Z",
+          // JSON arrives as text (the record codec parses it), as MariaDB sends it anyway.
+          typeCast: (field: TypeCastField, next: () => unknown) =>
+            field.type === "JSON" ? field.string() : next(),
+          supportBigNumbers: true,
+        }) as never;
+      },
+    }),
+  });
+}

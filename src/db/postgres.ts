@@ -1,0 +1,34 @@
+// PostgreSQL through pg's Pool. The driver is loaded on first use, so only apps that use
+// PostgreSQL need it installed (`npm install pg`).
+
+import { Kysely, PostgresDialect } from "kysely";
+import { driverMissing } from "./driver-missing.ts";
+
+/** JSON and JSONB arrive as text (the record codec parses them): a JSON string value stays a string. */
+const RAW_TEXT_TYPES = new Set([114, 3802]);
+
+export function openPostgres(url: string, log: (message: string, error?: unknown) => void): Kysely<any> {
+  return new Kysely<any>({
+    dialect: new PostgresDialect({
+      pool: async () => {
+        const pg = await import("pg").catch((error: unknown) => driverMissing("pg", "postgres", error));
+        const { Pool, types } = pg.default ?? pg;
+        const pool = new Pool({
+          connectionString: url,
+          max: 10,
+          // Fail fast when the server is gone, so requests get a 503 instead of hanging.
+          connectionTimeoutMillis: 5000,
+          types: {
+            getTypeParser: ((oid: number, format?: "text" | "binary") =>
+              RAW_TEXT_TYPES.has(oid)
+                ? (value: string) => value
+                : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
+          },
+        });
+        // An idle client losing its server must not crash the process; the pool replaces it.
+        pool.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error));
+        return pool;
+      },
+    }),
+  });
+}

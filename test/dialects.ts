@@ -1,0 +1,97 @@
+// The databases the conformance suites run on: SQLite always, PostgreSQL and MariaDB when
+// scripts/services.sh has started them. Each app gets a fresh database of its own.
+
+import { randomBytes } from "node:crypto";
+import type { DatabaseOptions } from "crudkit";
+import { afterAll, describe, it } from "vitest";
+import { tempDatabaseUrl } from "./helpers.ts";
+
+export type DialectName = "sqlite" | "postgres" | "mysql";
+
+export interface TestDialect {
+  name: DialectName;
+  /** Why the dialect cannot run here, or undefined when it can. */
+  missing: string | undefined;
+  /** A new, empty database. */
+  fresh(): Promise<DatabaseOptions & { url: string }>;
+}
+
+const created: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const drop of created.splice(0)) await drop().catch(() => {});
+});
+
+const freshName = () => `ck_${randomBytes(6).toString("hex")}`;
+
+export const DIALECTS: TestDialect[] = [
+  { name: "sqlite", missing: undefined, fresh: async () => ({ provider: "sqlite", url: tempDatabaseUrl() }) },
+  {
+    name: "postgres",
+    missing: process.env.CRUDKIT_TEST_POSTGRES_URL
+      ? undefined
+      : "CRUDKIT_TEST_POSTGRES_URL is not set (source scripts/services.sh)",
+    async fresh() {
+      const admin = process.env.CRUDKIT_TEST_POSTGRES_URL!;
+      const name = freshName();
+      const { default: pg } = await import("pg");
+      const client = new pg.Client(admin);
+      await client.connect();
+      await client.query(`create database ${name}`);
+      await client.end();
+      created.push(async () => {
+        const dropper = new pg.Client(admin);
+        await dropper.connect();
+        await dropper.query(`drop database if exists ${name} with (force)`);
+        await dropper.end();
+      });
+      return { provider: "postgres", url: withDatabase(admin, name) };
+    },
+  },
+  {
+    name: "mysql",
+    missing: process.env.CRUDKIT_TEST_MYSQL_URL
+      ? undefined
+      : "CRUDKIT_TEST_MYSQL_URL is not set (source scripts/services.sh)",
+    async fresh() {
+      const admin = process.env.CRUDKIT_TEST_MYSQL_URL!;
+      const name = freshName();
+      const mysql = await import("mysql2/promise");
+      const connection = await mysql.createConnection(admin);
+      await connection.query(`create database ${name}`);
+      await connection.end();
+      created.push(async () => {
+        const dropper = await mysql.createConnection(admin);
+        await dropper.query(`drop database if exists ${name}`);
+        await dropper.end();
+      });
+      return { provider: "mysql", url: withDatabase(admin, name) };
+    },
+  },
+];
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/**
+ * Runs a suite once per dialect. Under CI a dialect whose database is missing fails; locally the
+ * suite is skipped and its name says why.
+ */
+export function forEachDialect(body: (dialect: TestDialect) => void, only?: readonly DialectName[]): void {
+  for (const dialect of DIALECTS) {
+    if (only && !only.includes(dialect.name)) continue;
+    if (!dialect.missing) {
+      describe(dialect.name, () => body(dialect));
+    } else if (process.env.CI) {
+      describe(dialect.name, () => {
+        it("has its database (under CI a missing database is a failure)", () => {
+          throw new Error(dialect.missing);
+        });
+      });
+    } else {
+      describe.skip(`${dialect.name} (skipped: ${dialect.missing})`, () => body(dialect));
+    }
+  }
+}
