@@ -117,7 +117,7 @@ export function crudkit<
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
   };
   const ready = (async () => {
-    if (options.autoMigrate) await autoMigrate(database, tables);
+    if (options.autoMigrate) await autoMigrate(database, tables, log);
     for (const plugin of plugins) await plugin.init?.(pluginContext);
   })();
   // Callers that never await `ready` must not crash the process; the handler reports the failure.

@@ -10,6 +10,8 @@ export interface ColumnDefinition {
   unique?: boolean;
   /** Filled with the current time when an insert leaves it out. */
   defaultNow?: boolean;
+  /** What existing rows get when this column is added later (the schema's default, evaluated once). */
+  default?: unknown;
   /** Allowed values (a CHECK constraint). */
   enumValues?: readonly string[];
 }

@@ -1,7 +1,7 @@
 // A resource's table: one column per field, `id` as primary key, an index for the default order.
 
 import type { ColumnDefinition, ColumnType, TableDefinition } from "../db/table-definition.ts";
-import type { FieldKind } from "../schema/field-model.ts";
+import type { Field, FieldKind } from "../schema/field-model.ts";
 import type { AnyResource } from "./types.ts";
 
 const COLUMN_TYPE: Record<FieldKind, ColumnType> = {
@@ -22,6 +22,7 @@ export function resourceTable(resource: AnyResource): TableDefinition {
       primaryKey: field.name === "id",
       notNull: !field.optional && !field.nullable,
       ...(field.enumValues ? { enumValues: field.enumValues } : {}),
+      ...(field.hasDefault && field.name !== "id" ? { default: defaultOf(field) } : {}),
     };
   }
   const sortKey = resource.timestamps ? ["createdAt", "id"] : [];
@@ -30,4 +31,10 @@ export function resourceTable(resource: AnyResource): TableDefinition {
     columns,
     indexes: sortKey.length ? [{ name: `${resource.name}_createdAt_id_idx`, columns: sortKey }] : [],
   };
+}
+
+/** The schema's default, evaluated once: what existing rows get when the column is added later. */
+function defaultOf(field: Field): unknown {
+  const result = field.schema.safeParse(undefined);
+  return result.success ? result.data : undefined;
 }

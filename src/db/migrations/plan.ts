@@ -1,0 +1,168 @@
+// The migration planner: the desired schema (resources, plugin tables, indexes) against the live
+// database. Adding is safe; dropping, changing a type or tightening NOT NULL loses data and is
+// marked destructive, for the caller to refuse unless explicitly allowed.
+
+import type { Database } from "../database.ts";
+import type { DialectName } from "../dialect.ts";
+import type { TableDefinition } from "../table-definition.ts";
+import {
+  addColumnStatement,
+  alterColumnStatements,
+  createIndexStatement,
+  createTableStatements,
+  dropColumnStatement,
+  dropTableStatement,
+  rebuildStatements,
+  zeroValue,
+} from "./ddl.ts";
+import { type LiveSchema, type LiveTable, readLiveSchema } from "./live-schema.ts";
+import { sameType } from "./physical-types.ts";
+import { MIGRATIONS_TABLE, readOwnedTables } from "./record.ts";
+
+export interface MigrationStep {
+  /** What the step does, in words: `add column product.colour`. */
+  description: string;
+  /** Loses or invents data; refused unless destructive changes are allowed. */
+  destructive: boolean;
+  statements: string[];
+}
+
+export interface MigrationPlan {
+  dialect: DialectName;
+  steps: MigrationStep[];
+  /** The tables the desired schema holds (recorded, so a later plan knows which tables are crudkit's). */
+  tables: string[];
+}
+
+export async function planMigration(
+  db: Database,
+  desired: readonly TableDefinition[],
+): Promise<MigrationPlan> {
+  const live = await readLiveSchema(db);
+  const steps: MigrationStep[] = [];
+  for (const table of desired) {
+    const existing = live.get(table.name);
+    if (existing) steps.push(...(await changeTable(db, table, existing)));
+    else
+      steps.push({
+        description: `create table ${table.name}`,
+        destructive: false,
+        statements: createTableStatements(db, table),
+      });
+  }
+  const wanted = new Set(desired.map((t) => t.name));
+  for (const owned of await readOwnedTables(db, live)) {
+    if (!wanted.has(owned) && live.has(owned) && owned !== MIGRATIONS_TABLE) {
+      steps.push({
+        description: `drop table ${owned}`,
+        destructive: true,
+        statements: [dropTableStatement(db, owned)],
+      });
+    }
+  }
+  return { dialect: db.dialect, steps, tables: [...wanted] };
+}
+
+async function changeTable(db: Database, table: TableDefinition, live: LiveTable): Promise<MigrationStep[]> {
+  const steps: MigrationStep[] = [];
+  // Changes to existing columns; SQLite makes them all at once by rebuilding the table.
+  const alterations: {
+    description: string;
+    destructive: boolean;
+    column: string;
+    change: "type" | "nullability" | "drop";
+  }[] = [];
+  for (const [name, column] of Object.entries(table.columns)) {
+    const current = live.columns.get(name);
+    if (!current) {
+      steps.push(await addColumn(db, table, name, live));
+      continue;
+    }
+    if (!sameType(db.dialect, column.type, current.dataType)) {
+      alterations.push({
+        description: `change type of ${table.name}.${name} from ${current.dataType} to ${column.type}`,
+        destructive: true,
+        column: name,
+        change: "type",
+      });
+    } else if (!column.primaryKey && column.notNull && current.nullable) {
+      alterations.push({
+        description: `make ${table.name}.${name} NOT NULL`,
+        destructive: true,
+        column: name,
+        change: "nullability",
+      });
+    } else if (!column.primaryKey && !column.notNull && !current.nullable) {
+      alterations.push({
+        description: `allow NULL in ${table.name}.${name}`,
+        destructive: false,
+        column: name,
+        change: "nullability",
+      });
+    }
+  }
+  for (const name of live.columns.keys()) {
+    if (!(name in table.columns))
+      alterations.push({
+        description: `drop column ${table.name}.${name}`,
+        destructive: true,
+        column: name,
+        change: "drop",
+      });
+  }
+  if (db.dialect === "sqlite" && alterations.length > 0) {
+    steps.push({
+      description: `rebuild table ${table.name} to ${alterations.map((a) => a.description).join("; ")}`,
+      destructive: alterations.some((a) => a.destructive),
+      statements: rebuildStatements(db, table, live.columns.keys()),
+    });
+  } else {
+    for (const a of alterations) {
+      const statements =
+        a.change === "drop"
+          ? [dropColumnStatement(db, table.name, a.column)]
+          : alterColumnStatements(db, table, a.column, a.change);
+      steps.push({ description: a.description, destructive: a.destructive, statements });
+    }
+  }
+  for (const index of table.indexes ?? []) {
+    if (!live.indexes.has(index.name)) {
+      steps.push({
+        description: `create index ${index.name} on ${table.name}`,
+        destructive: false,
+        statements: [createIndexStatement(db, table.name, index)],
+      });
+    }
+  }
+  return steps;
+}
+
+/**
+ * A nullable column, or one with a default, is added as is. A required column without a default
+ * can only be added to an empty table; with rows, existing rows would get an invented value, so
+ * that is destructive.
+ */
+async function addColumn(
+  db: Database,
+  table: TableDefinition,
+  name: string,
+  live: LiveTable,
+): Promise<MigrationStep> {
+  const column = table.columns[name]!;
+  const description = `add column ${table.name}.${name}`;
+  if (!column.notNull || column.default !== undefined || column.defaultNow) {
+    return {
+      description,
+      destructive: false,
+      statements: [addColumnStatement(db, table, name, column.default)],
+    };
+  }
+  const invents = await live.hasRows();
+  return {
+    description: invents
+      ? `${description} (required, no default: existing rows get ${JSON.stringify(zeroValue(column))})`
+      : description,
+    destructive: invents,
+    statements: [addColumnStatement(db, table, name, zeroValue(column))],
+  };
+}
