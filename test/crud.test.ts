@@ -2,7 +2,7 @@ import type { DatabaseOptions } from "crudkit";
 import { crudkit } from "crudkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forEachDialect } from "./dialects.ts";
-import { gadget, openProduct } from "./fixtures.ts";
+import { gadget, loose, openProduct } from "./fixtures.ts";
 import { call, tempDatabaseUrl } from "./helpers.ts";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -12,7 +12,7 @@ const makeApp = (database: DatabaseOptions) =>
   crudkit({
     database,
     autoMigrate: true,
-    resources: [openProduct, gadget],
+    resources: [openProduct, gadget, loose],
   });
 
 forEachDialect((dialect) => {
@@ -209,6 +209,19 @@ forEachDialect((dialect) => {
         "dimensions.width",
         "dimensions.height",
       ]);
+    });
+
+    it("reads back a JSON field holding a bare string or number (regression: MariaDB parsed JSON twice)", async () => {
+      for (const tags of [["x"], []]) {
+        const created = await call(app, "POST", "/api/gadget", {
+          body: { ...body, tags, dimensions: { width: 0, height: -1 } },
+        });
+        expect((await call(app, "GET", `/api/gadget/${created.body.id}`)).body.tags).toEqual(tags);
+      }
+      const created = await call(app, "POST", "/api/loose", { body: { payload: "just text" } });
+      expect((await call(app, "GET", `/api/loose/${created.body.id}`)).body.payload).toBe("just text");
+      const number = await call(app, "POST", "/api/loose", { body: { payload: 42 } });
+      expect((await call(app, "GET", `/api/loose/${number.body.id}`)).body.payload).toBe(42);
     });
 
     it("updates a boolean to false and a JSON field", async () => {

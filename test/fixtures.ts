@@ -35,3 +35,10 @@ export const gadget = createResource({
   searchable: ["label", "description"],
   access: { create: true, read: true, update: true, delete: true, list: true },
 });
+
+/** A JSON field whose value may be a bare string or number. */
+export const loose = createResource({
+  name: "loose",
+  schema: withId({ payload: z.union([z.string(), z.number()]) }),
+  access: { create: true, read: true },
+});

@@ -16,6 +16,7 @@ import { ConfigError } from "./errors.ts";
 import { createHttpHandler } from "./http-handler.ts";
 import { chainIdentify, type Identify } from "./identity.ts";
 import { buildApi } from "./in-process-api.ts";
+import { type AppInternals, INTERNALS } from "./internals.ts";
 import type { CrudkitPlugin, PluginContext } from "./plugin.ts";
 import { EndpointRouter } from "./router.ts";
 import { rpcEndpoint } from "./rpc.ts";
@@ -134,7 +135,8 @@ export function crudkit<
     plugins: plugins as Plugins,
     endpoints,
     close: () => database.kysely.destroy(),
-  };
+    [INTERNALS]: { database, tables } satisfies AppInternals,
+  } as CrudkitApp<Resources[number], Plugins[number]>;
 }
 
 function normalizeBasePath(path: string): string {

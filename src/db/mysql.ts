@@ -4,11 +4,6 @@
 import { Kysely, MysqlDialect } from "kysely";
 import { driverMissing } from "./driver-missing.ts";
 
-interface TypeCastField {
-  type: string;
-  string(): string | null;
-}
-
 export function openMysql(url: string): Kysely<any> {
   return new Kysely<any>({
     dialect: new MysqlDialect({
@@ -22,9 +17,8 @@ export function openMysql(url: string): Kysely<any> {
           connectTimeout: 5000,
           // Dates are written and read in UTC, whatever the server's time zone.
           timezone: "Z",
-          // JSON arrives as text (the record codec parses it), as MariaDB sends it anyway.
-          typeCast: (field: TypeCastField, next: () => unknown) =>
-            field.type === "JSON" ? field.string() : next(),
+          // JSON arrives as text (the record codec parses it), so a JSON string value is not parsed twice.
+          jsonStrings: true,
           supportBigNumbers: true,
         }) as never;
       },

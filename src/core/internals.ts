@@ -1,0 +1,16 @@
+// What the CLI needs from an app that is not public API: its database and desired tables.
+// A registered symbol, so an app made by another copy of crudkit is still recognised.
+
+import type { Database } from "../db/database.ts";
+import type { TableDefinition } from "../db/table-definition.ts";
+
+export const INTERNALS = Symbol.for("crudkit.internals");
+
+export interface AppInternals {
+  database: Database;
+  tables: readonly TableDefinition[];
+}
+
+export function internalsOf(app: unknown): AppInternals | undefined {
+  return (app as { [INTERNALS]?: AppInternals } | null)?.[INTERNALS];
+}

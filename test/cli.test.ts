@@ -1,0 +1,216 @@
+// The real `crudkit` binary as a subprocess against each database: generate, migrate, re-run,
+// add a field, remove one (refused without the flag), --dry-run, and the error exits.
+
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { crudkit } from "crudkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { forEachDialect } from "./dialects.ts";
+
+const root = new URL("..", import.meta.url).pathname;
+const bin = join(root, "bin/crudkit.mjs");
+// Under the repository, so the config's imports (zod) resolve.
+const work = join(root, "test/.cli-work");
+mkdirSync(work, { recursive: true });
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function project(): string {
+  const dir = mkdtempSync(join(work, "project-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function run(cwd: string, ...args: string[]) {
+  const result = spawnSync(process.execPath, [bin, ...args], { cwd, encoding: "utf8", timeout: 60_000 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function writeConfig(
+  dir: string,
+  database: { provider: string; url: string },
+  fields: string,
+  name = "crudkit.config.ts",
+) {
+  writeFileSync(
+    join(dir, name),
+    `import { createResource, crudkit, withId } from "crudkit";
+import { z } from "zod";
+
+const product = createResource({ name: "product", schema: withId({ ${fields} }), searchable: ["name"] });
+
+export default crudkit({ database: ${JSON.stringify(database)}, resources: [product] });
+`,
+  );
+}
+
+/** Tables, columns and indexes as the database itself reports them. */
+async function inspect(database: { provider: string; url: string }) {
+  const app = crudkit({ database: database as never, resources: [] });
+  const tables = await app.db.introspection.getTables();
+  const columns = Object.fromEntries(tables.map((t) => [t.name, t.columns.map((c) => c.name).sort()]));
+  await app.close();
+  return columns;
+}
+
+forEachDialect((dialect) => {
+  let database: { provider: string; url: string };
+  let dir = "";
+  beforeAll(async () => {
+    database = (await dialect.fresh()) as { provider: string; url: string };
+    dir = project();
+  });
+
+  it("generate writes the SQL; migrate applies it; a second migrate changes nothing", async () => {
+    writeConfig(dir, database, `name: z.string().min(1), price: z.number().min(0)`);
+    const generated = run(dir, "generate", "--out", "migrations");
+    expect(generated.code, generated.stderr).toBe(0);
+    const files = readdirSync(join(dir, "migrations"));
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(/^\d{8}_\d{9}_[0-9a-f]{4}\.sql$/);
+    const sqlText = readFileSync(join(dir, "migrations", files[0]!), "utf8");
+    expect(sqlText).toMatch(/create table [`"]product[`"]/);
+    expect(sqlText).toMatch(/create index [`"]product_createdAt_id_idx[`"]/);
+    expect(await inspect(database)).toEqual({});
+
+    const migrated = run(dir, "migrate");
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(migrated.stdout).toMatch(/create table [`"]product[`"]/);
+    expect(migrated.stdout).toMatch(/applied migration \d{8}_\d{9}_[0-9a-f]{4}: 1 step/);
+    expect(await inspect(database)).toEqual({
+      crudkit_migrations: ["applied_at", "checksum", "name", "tables"],
+      product: ["createdAt", "id", "name", "price", "updatedAt"],
+    });
+    expect(await indexes(database)).toContain("product_createdAt_id_idx");
+
+    const again = run(dir, "migrate");
+    expect(again.code).toBe(0);
+    expect(again.stdout.trim()).toBe("nothing to migrate: the database matches the schema");
+    expect(run(dir, "generate").stdout.trim()).toBe("nothing to generate: the database matches the schema");
+  });
+
+  it("a new field: generate shows only the ALTER; --dry-run changes nothing; migrate adds it", async () => {
+    writeConfig(
+      dir,
+      database,
+      `name: z.string().min(1), price: z.number().min(0), colour: z.string().optional()`,
+    );
+    const generated = run(dir, "generate", "--out", "next");
+    expect(generated.code, generated.stderr).toBe(0);
+    const [file] = readdirSync(join(dir, "next"));
+    const statements = readFileSync(join(dir, "next", file!), "utf8")
+      .split("\n")
+      .filter((l) => l && !l.startsWith("--"));
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/^alter table [`"]product[`"] add column [`"]colour[`"] text;$/);
+
+    const dry = run(dir, "migrate", "--dry-run");
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain("dry run: nothing was applied");
+    expect((await inspect(database)).product).not.toContain("colour");
+
+    expect(run(dir, "migrate").code).toBe(0);
+    expect((await inspect(database)).product).toContain("colour");
+  });
+
+  it("a removed field is refused without --allow-destructive, and dropped with it", async () => {
+    writeConfig(dir, database, `name: z.string().min(1), colour: z.string().optional()`);
+    const refused = run(dir, "migrate");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("Refused: 1 destructive change(s) would lose data");
+    expect(refused.stderr).toContain("product.price");
+    expect(refused.stderr).toContain("Nothing was applied");
+    expect((await inspect(database)).product).toContain("price");
+
+    const generated = run(dir, "generate", "--out", "destructive");
+    expect(generated.stdout).toContain("destructive step(s) are commented out");
+
+    const allowed = run(dir, "migrate", "--allow-destructive");
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect((await inspect(database)).product).toEqual(["colour", "createdAt", "id", "name", "updatedAt"]);
+    expect(run(dir, "migrate").stdout.trim()).toBe("nothing to migrate: the database matches the schema");
+  });
+
+  it("a required field with a default is added to rows that exist, with that default", async () => {
+    const app = crudkit({ database: database as never, resources: [] });
+    await app.db.insertInto("product").values(row(dialect.name)).execute();
+    await app.close();
+    writeConfig(
+      dir,
+      database,
+      `name: z.string().min(1), colour: z.string().optional(), status: z.enum(["draft", "live"]).default("draft")`,
+    );
+    const migrated = run(dir, "migrate");
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const check = crudkit({ database: database as never, resources: [] });
+    const rows = await check.db.selectFrom("product").select(["id", "status"]).execute();
+    await check.close();
+    expect(rows).toEqual([{ id: "old-row", status: "draft" }]);
+  });
+});
+
+describe("CLI errors", () => {
+  it("no config found", () => {
+    const result = run(project(), "migrate");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^crudkit: No crudkit config found in .*crudkit\.config\.ts/);
+  });
+
+  it("a config without an app", () => {
+    const dir = project();
+    writeFileSync(join(dir, "crudkit.config.mjs"), "export const nothing = 1;\n");
+    const result = run(dir, "generate");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('does not export a crudkit app: export it as default or as "app"');
+  });
+
+  it("a database that cannot be reached", () => {
+    const dir = project();
+    writeConfig(dir, { provider: "postgres", url: "postgres://nobody@127.0.0.1:9/none" }, "name: z.string()");
+    const result = run(dir, "migrate");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^crudkit: Cannot reach the database \(ECONNREFUSED\)/);
+  });
+
+  it("--config names another file; --help documents each command", () => {
+    const dir = project();
+    writeConfig(
+      dir,
+      { provider: "sqlite", url: `file:${join(dir, "db.sqlite")}` },
+      "name: z.string()",
+      "other.config.ts",
+    );
+    expect(run(dir, "migrate", "--config", "other.config.ts").code).toBe(0);
+    for (const command of ["generate", "migrate"]) {
+      const help = run(dir, command, "--help");
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain(`Usage: crudkit ${command}`);
+      expect(help.stdout).toContain("--config <path>");
+    }
+    expect(run(dir, "migrate", "--help").stdout).toContain("--allow-destructive");
+  });
+});
+
+async function indexes(database: { provider: string; url: string }): Promise<string[]> {
+  const { sql } = await import("kysely");
+  const app = crudkit({ database: database as never, resources: [] });
+  const query =
+    database.provider === "sqlite"
+      ? sql<{ name: string }>`select name from sqlite_master where type = 'index'`
+      : database.provider === "postgres"
+        ? sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema()`
+        : sql<{
+            name: string;
+          }>`select index_name as name from information_schema.statistics where table_schema = database()`;
+  const names = (await query.execute(app.db)).rows.map((r) => r.name);
+  await app.close();
+  return names;
+}
+
+function row(dialect: string) {
+  const now = dialect === "sqlite" ? new Date().toISOString() : new Date();
+  return { id: "old-row", name: "Old", createdAt: now, updatedAt: now };
+}
