@@ -25,8 +25,12 @@ export function openPostgres(url: string, log: (message: string, error?: unknown
                 : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
           },
         });
-        // An idle client losing its server must not crash the process; the pool replaces it.
+        // A connection losing its server must not crash the process. The pool guards idle clients
+        // only; a client in use reports through its own 'error' event, and its query fails (503).
         pool.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error));
+        pool.on("connect", (client) =>
+          client.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error)),
+        );
         return pool;
       },
     }),
