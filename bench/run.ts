@@ -2,6 +2,8 @@
 // run, scenarios interleaved. Prints req/s, p99 and the ratio API/reference per scenario, and the
 // peak RSS of both server processes.
 //   --duration <s> (4)  --connections <n> (32)  --rounds <n> (3)  --seed <n> (2000)
+//   --db sqlite|postgres (sqlite): the example API's database; postgres uses a fresh database on the
+//   server CRUDKIT_TEST_POSTGRES_URL points at (scripts/services.sh starts one). The reference stays SQLite.
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -18,6 +20,7 @@ const { values: args } = parseArgs({
     connections: { type: "string", default: "32" },
     rounds: { type: "string", default: "3" },
     seed: { type: "string", default: "2000" },
+    db: { type: "string", default: "sqlite" },
   },
 });
 const DURATION = Number(args.duration);
@@ -82,10 +85,22 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function start(name: Target["name"], script: string, dataDir: string): Promise<Target> {
+async function start(
+  name: Target["name"],
+  script: string,
+  dataDir: string,
+  databaseUrl = "",
+): Promise<Target> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", script], {
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, API_KEY },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      API_KEY,
+      DATABASE_URL: databaseUrl,
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -147,13 +162,14 @@ function peakRss(child: ChildProcess): number {
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "crudkit-bench-"));
-  const api = await start("api", "examples/server.ts", join(dir, "api"));
+  const database = args.db === "postgres" ? await freshPostgres() : undefined;
+  const api = await start("api", "examples/server.ts", join(dir, "api"), database?.url);
   const reference = await start("reference", "bench/reference-server.ts", join(dir, "reference"));
   try {
     await seed(api);
     await seed(reference);
     console.log(
-      `crudkit bench: ${SEED} products seeded, ${CONNECTIONS} connections, ${DURATION}s x ${ROUNDS} rounds, interleaved\n`,
+      `crudkit bench: API on ${args.db}, reference on SQLite; ${SEED} products seeded, ${CONNECTIONS} connections, ${DURATION}s x ${ROUNDS} rounds, interleaved\n`,
     );
     const rows: string[][] = [
       ["scenario", "api req/s", "api p99", "ref req/s", "ref p99", "ratio", "non-2xx"],
@@ -191,8 +207,30 @@ async function main(): Promise<void> {
   } finally {
     api.process.kill();
     reference.process.kill();
+    await database?.drop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** A new database on the PostgreSQL server the tests use, dropped after the run. */
+async function freshPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = process.env.CRUDKIT_TEST_POSTGRES_URL;
+  if (!admin)
+    throw new Error(
+      "--db postgres needs CRUDKIT_TEST_POSTGRES_URL (source scripts/services.sh && services_start)",
+    );
+  const { default: pg } = await import("pg");
+  const name = `crudkit_bench_${process.pid}`;
+  const run = async (statement: string) => {
+    const client = new pg.Client(admin);
+    await client.connect();
+    await client.query(statement);
+    await client.end();
+  };
+  await run(`create database ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
 }
 
 await main();

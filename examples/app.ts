@@ -1,6 +1,6 @@
 // The example API: the spec's `product` resource, every operation behind the X-API-Key header.
 
-import { apiKey, createResource, crudkit, withId } from "crudkit";
+import { apiKey, createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
 import { z } from "zod";
 
 export const product = createResource({
@@ -23,15 +23,14 @@ export const product = createResource({
 });
 
 export interface ExampleOptions {
-  /** The SQLite file. */
-  databaseUrl: string;
+  database: DatabaseOptions;
   /** The key callers send in X-API-Key. */
   apiKey: string;
 }
 
 export function createExampleApp(options: ExampleOptions) {
   return crudkit({
-    database: { provider: "sqlite", url: options.databaseUrl },
+    database: options.database,
     autoMigrate: true,
     resources: [product],
     plugins: [apiKey({ keys: { [options.apiKey]: { id: "example-user", roles: ["admin"] } } })],
@@ -39,3 +38,10 @@ export function createExampleApp(options: ExampleOptions) {
 }
 
 export type ExampleApp = ReturnType<typeof createExampleApp>;
+
+/** DATABASE_URL as crudkit database options: postgres://…, mysql://…, or a SQLite file. */
+export function databaseFromUrl(url: string): DatabaseOptions {
+  if (/^postgres(ql)?:\/\//.test(url)) return { provider: "postgres", url };
+  if (url.startsWith("mysql://")) return { provider: "mysql", url };
+  return { provider: "sqlite", url };
+}

@@ -1,10 +1,11 @@
 // `npm start`: serves the example API on embedded SQLite.
-//   PORT (3000), HOST (127.0.0.1), API_KEY (a development key when unset), DATA_DIR (./data)
+//   PORT (3000), HOST (127.0.0.1), API_KEY (a development key when unset), DATA_DIR (./data),
+//   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR)
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { serve } from "crudkit/node";
-import { createExampleApp } from "./app.ts";
+import { createExampleApp, databaseFromUrl } from "./app.ts";
 import { withSite } from "./site.ts";
 
 const port = Number(process.env.PORT ?? 3000);
@@ -18,7 +19,8 @@ if (!key) {
   );
 }
 
-const app = createExampleApp({ databaseUrl: `file:${join(dataDir, "app.db")}`, apiKey: key });
+const databaseUrl = process.env.DATABASE_URL || `file:${join(dataDir, "app.db")}`;
+const app = createExampleApp({ database: databaseFromUrl(databaseUrl), apiKey: key });
 const running = await serve(await withSite(app), { port, hostname });
 
 console.log(`crudkit example API listening on ${running.url}/api`);
