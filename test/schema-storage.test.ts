@@ -146,6 +146,16 @@ describe("resource definitions", () => {
     await app.close();
   });
 
+  it("accept a Kysely dialect as the database", async () => {
+    const app = crudkit({
+      database: new SqliteDialect({ database: new Database(":memory:") }),
+      autoMigrate: true,
+      resources: [gadget],
+    });
+    expect((await call(app, "GET", "/api/gadgets")).body.pagination.total).toBe(0);
+    await app.close();
+  });
+
   it("refuse a schema that is not a Zod object", () => {
     expect(() => createResource({ name: "x", schema: { shape: {} } as never })).toThrow(
       /Zod 4 object schema/,

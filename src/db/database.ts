@@ -1,6 +1,6 @@
 // Opens the configured database and says which dialect it speaks.
 
-import { type Kysely, MysqlAdapter, PostgresAdapter, SqliteAdapter } from "kysely";
+import { type Dialect, Kysely, MysqlAdapter, PostgresAdapter, SqliteAdapter } from "kysely";
 import { ConfigError } from "../core/errors.ts";
 import type { DialectName } from "./dialect.ts";
 import { openMysql } from "./mysql.ts";
@@ -11,7 +11,8 @@ export type DatabaseOptions =
   | { provider: "sqlite"; url: string }
   | { provider: "postgres"; url: string }
   | { provider: "mysql"; url: string }
-  | Kysely<any>;
+  | Kysely<any>
+  | Dialect;
 
 export interface Database {
   readonly kysely: Kysely<any>;
@@ -25,6 +26,9 @@ export function openDatabase(
   log: (message: string, error?: unknown) => void,
 ): Database {
   if (isKysely(options)) return describe(options);
+  if (typeof (options as Partial<Dialect> | null)?.createDriver === "function") {
+    return describe(new Kysely<any>({ dialect: options as Dialect }));
+  }
   const { provider, url } = (options ?? {}) as { provider?: unknown; url?: unknown };
   if (provider !== "sqlite" && provider !== "postgres" && provider !== "mysql") {
     throw new ConfigError(
