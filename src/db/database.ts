@@ -40,7 +40,7 @@ export function openDatabase(
   }
   if (provider === "postgres")
     return { kysely: openPostgres(url, log), dialect: "postgres", returning: true };
-  if (provider === "mysql") return { kysely: openMysql(url), dialect: "mysql", returning: false };
+  if (provider === "mysql") return { kysely: openMysql(url, log), dialect: "mysql", returning: false };
   return describe(openSqlite(url));
 }
 

@@ -4,14 +4,14 @@
 import { Kysely, MysqlDialect } from "kysely";
 import { driverMissing } from "./driver-missing.ts";
 
-export function openMysql(url: string): Kysely<any> {
+export function openMysql(url: string, log: (message: string, error?: unknown) => void): Kysely<any> {
   return new Kysely<any>({
     dialect: new MysqlDialect({
       pool: async () => {
         const mysql = await import("mysql2").catch((error: unknown) =>
           driverMissing("mysql2", "mysql", error),
         );
-        return (mysql.default ?? mysql).createPool({
+        const pool = (mysql.default ?? mysql).createPool({
           uri: url,
           connectionLimit: 10,
           connectTimeout: 5000,
@@ -20,7 +20,13 @@ export function openMysql(url: string): Kysely<any> {
           // JSON arrives as text (the record codec parses it), so a JSON string value is not parsed twice.
           jsonStrings: true,
           supportBigNumbers: true,
-        }) as never;
+        });
+        // mysql2 guards a pooled connection with a one-time 'error' listener; a connection that
+        // fails twice while dying must not crash the process.
+        pool.on("connection", (connection) =>
+          connection.on("error", (error) => log("crudkit: a MySQL connection failed", error)),
+        );
+        return pool as never;
       },
     }),
   });
