@@ -1,8 +1,8 @@
 import type { DatabaseOptions } from "crudkit";
 import { type AccessContext, apiKey, createResource, crudkit, withId } from "crudkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { forEachDialect } from "./dialects.ts";
+import { appPerDialect, forEachDialect } from "./dialects.ts";
 import { call, tempDatabaseUrl } from "./helpers.ts";
 
 const seen: AccessContext[] = [];
@@ -44,12 +44,7 @@ const makeApp = (database: DatabaseOptions) =>
   });
 
 forEachDialect((dialect) => {
-  let app: ReturnType<typeof makeApp>;
-  beforeAll(async () => {
-    app = makeApp(await dialect.fresh());
-    await app.ready;
-  });
-  afterAll(() => app?.close());
+  const app = appPerDialect(dialect, makeApp);
 
   const admin = { "x-api-key": "admin-key" };
   const user = { "x-api-key": "user-key" };

@@ -1,9 +1,9 @@
 import type { DatabaseOptions } from "crudkit";
 import { crudkit } from "crudkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forEachDialect } from "./dialects.ts";
+import { describe, expect, it } from "vitest";
+import { appPerDialect, forEachDialect } from "./dialects.ts";
 import { gadget, loose, openProduct } from "./fixtures.ts";
-import { call, tempDatabaseUrl } from "./helpers.ts";
+import { call } from "./helpers.ts";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -16,12 +16,7 @@ const makeApp = (database: DatabaseOptions) =>
   });
 
 forEachDialect((dialect) => {
-  let app: ReturnType<typeof makeApp>;
-  beforeAll(async () => {
-    app = makeApp(await dialect.fresh());
-    await app.ready;
-  });
-  afterAll(() => app?.close());
+  const app = appPerDialect(dialect, makeApp);
 
   describe("create", () => {
     it("answers 201 with the record: generated UUIDv7 id, defaults and timestamps", async () => {

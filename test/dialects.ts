@@ -3,7 +3,7 @@
 
 import { randomBytes } from "node:crypto";
 import type { DatabaseOptions } from "crudkit";
-import { afterAll, describe, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { tempDatabaseUrl } from "./helpers.ts";
 
 export type DialectName = "sqlite" | "postgres" | "mysql";
@@ -94,4 +94,21 @@ export function forEachDialect(body: (dialect: TestDialect) => void, only?: read
       describe.skip(`${dialect.name} (skipped: ${dialect.missing})`, () => body(dialect));
     }
   }
+}
+
+/**
+ * The app of a dialect's suite: made on a fresh database before the suite, closed after it.
+ * Returned as a stand-in that forwards to the real app once it exists.
+ */
+export function appPerDialect<App extends { ready: Promise<void>; close(): Promise<void> }>(
+  dialect: TestDialect,
+  make: (database: DatabaseOptions) => App,
+): App {
+  let current: App | undefined;
+  beforeAll(async () => {
+    current = make(await dialect.fresh());
+    await current.ready;
+  });
+  afterAll(() => current?.close());
+  return new Proxy({} as App, { get: (_, key) => (current as Record<PropertyKey, unknown>)[key] });
 }

@@ -1,9 +1,9 @@
 import type { DatabaseOptions } from "crudkit";
-import { forEachDialect } from "./dialects.ts";
+import { appPerDialect, forEachDialect } from "./dialects.ts";
 // One test per row of the DESIGN §3 error table: status, code, and nothing internal in the body.
 
 import { apiKey, createResource, crudkit, withId } from "crudkit";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { openProduct } from "./fixtures.ts";
 import { call, expectNoLeak, tempDatabaseUrl } from "./helpers.ts";
@@ -36,12 +36,7 @@ const makeApp = (database: DatabaseOptions) =>
   });
 
 forEachDialect((dialect) => {
-  let app: ReturnType<typeof makeApp>;
-  beforeAll(async () => {
-    app = makeApp(await dialect.fresh());
-    await app.ready;
-  });
-  afterAll(() => app?.close());
+  const app = appPerDialect(dialect, makeApp);
 
   function expectError(
     res: { status: number; body: any; text: string; headers: Headers },

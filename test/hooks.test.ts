@@ -1,9 +1,9 @@
 import type { DatabaseOptions } from "crudkit";
 import { APIError, type CrudkitPlugin, createResource, crudkit, withId } from "crudkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { forEachDialect } from "./dialects.ts";
-import { call, tempDatabaseUrl } from "./helpers.ts";
+import { appPerDialect, forEachDialect } from "./dialects.ts";
+import { call } from "./helpers.ts";
 
 const order: string[] = [];
 const logged: string[] = [];
@@ -92,12 +92,7 @@ const makeApp = (database: DatabaseOptions) =>
   });
 
 forEachDialect((dialect) => {
-  let app: ReturnType<typeof makeApp>;
-  beforeAll(async () => {
-    app = makeApp(await dialect.fresh());
-    await app.ready;
-  });
-  afterAll(() => app?.close());
+  const app = appPerDialect(dialect, makeApp);
 
   const eventCount = async () => (await call(app, "GET", "/api/events")).body.length as number;
 

@@ -1,10 +1,10 @@
 import type { DatabaseOptions } from "crudkit";
 import { APIError, apiKey, createResource, crudkit, type ListResult, withId } from "crudkit";
-import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { forEachDialect } from "./dialects.ts";
+import { appPerDialect, forEachDialect } from "./dialects.ts";
 import { productSchema } from "./fixtures.ts";
-import { call, tempDatabaseUrl } from "./helpers.ts";
+import { call } from "./helpers.ts";
 
 const product = createResource({
   name: "product",
@@ -40,12 +40,7 @@ const makeApp = (database: DatabaseOptions) =>
   });
 
 forEachDialect((dialect) => {
-  let app: ReturnType<typeof makeApp>;
-  beforeAll(async () => {
-    app = makeApp(await dialect.fresh());
-    await app.ready;
-  });
-  afterAll(() => app?.close());
+  const app = appPerDialect(dialect, makeApp);
 
   describe("app.api", () => {
     it("returns data, the same record HTTP answers", async () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { forEachDialect } from "./dialects.ts";
 import { openProduct } from "./fixtures.ts";
-import { call, expectNoLeak, tempDatabaseUrl } from "./helpers.ts";
+import { call, expectNoLeak } from "./helpers.ts";
 
 const article = createResource({
   name: "article",

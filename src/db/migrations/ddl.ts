@@ -6,7 +6,7 @@ import type { Database } from "../database.ts";
 import { columnDataType, type DialectName, tableOptions } from "../dialect.ts";
 import type { ColumnDefinition, TableDefinition } from "../table-definition.ts";
 
-const text = (db: Database, query: Compilable) => query.compile().sql;
+const text = (query: Compilable) => query.compile().sql;
 
 /** Columns that are keys or indexed (MySQL needs a bounded type for them). */
 export function keyedColumns(table: TableDefinition): Set<string> {
@@ -28,7 +28,7 @@ export function createTableStatements(db: Database, table: TableDefinition, as =
   }
   const options = tableOptions(db.dialect);
   return [
-    text(db, options ? builder.modifyEnd(options) : builder),
+    text(options ? builder.modifyEnd(options) : builder),
     ...(table.indexes ?? []).map((i) => createIndexStatement(db, table.name, i)),
   ];
 }
@@ -43,7 +43,7 @@ export function createIndexStatement(
     .on(table)
     .columns([...index.columns]);
   if (index.unique) builder = builder.unique();
-  return text(db, builder);
+  return text(builder);
 }
 
 /** ADD COLUMN; `fill` is the value existing rows get when the column is NOT NULL. */
@@ -57,7 +57,6 @@ export function addColumnStatement(
   const keyed = keyedColumns(table).has(name);
   const definition: ColumnDefinition = { ...column, primaryKey: false, unique: false };
   return text(
-    db,
     db.kysely.schema
       .alterTable(table.name)
       .addColumn(name, columnDataType(db.dialect, column.type, keyed), (c) => {
@@ -70,11 +69,11 @@ export function addColumnStatement(
 }
 
 export function dropColumnStatement(db: Database, table: string, column: string): string {
-  return text(db, db.kysely.schema.alterTable(table).dropColumn(column));
+  return text(db.kysely.schema.alterTable(table).dropColumn(column));
 }
 
 export function dropTableStatement(db: Database, table: string): string {
-  return text(db, db.kysely.schema.dropTable(table));
+  return text(db.kysely.schema.dropTable(table));
 }
 
 /** PostgreSQL and MySQL change a column in place; SQLite rebuilds the table (see rebuildStatements). */
@@ -89,7 +88,6 @@ export function alterColumnStatements(
   if (db.dialect === "mysql") {
     return [
       text(
-        db,
         db.kysely.schema
           .alterTable(table.name)
           .modifyColumn(name, type, (c) => (column.notNull ? c.notNull() : c)),
@@ -120,7 +118,7 @@ export function rebuildStatements(
       db.kysely,
     ).sql,
     dropTableStatement(db, table.name),
-    text(db, db.kysely.schema.alterTable(temporary).renameTo(table.name)),
+    text(db.kysely.schema.alterTable(temporary).renameTo(table.name)),
     ...indexes,
   ];
 }

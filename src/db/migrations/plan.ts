@@ -15,7 +15,7 @@ import {
   rebuildStatements,
   zeroValue,
 } from "./ddl.ts";
-import { type LiveSchema, type LiveTable, readLiveSchema } from "./live-schema.ts";
+import { type LiveTable, readLiveSchema } from "./live-schema.ts";
 import { sameType } from "./physical-types.ts";
 import { MIGRATIONS_TABLE, readOwnedTables } from "./record.ts";
 
