@@ -47,3 +47,14 @@ export type {
   SortableOf,
   UpdateInputOf,
 } from "./resource/types.ts";
+export { LocalStorage } from "./storage/local/local-storage.ts";
+export { MemoryStorage } from "./storage/memory/memory-storage.ts";
+export {
+  assertPlainName,
+  type ByteRange,
+  type StorableFile,
+  type StorageAdapter,
+  type StoredFile,
+  type StoreOptions,
+  UnsafeFilenameError,
+} from "./storage/storage-adapter.ts";

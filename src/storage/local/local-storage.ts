@@ -1,0 +1,98 @@
+// Files on local disk. Each file is written under a temporary name, then linked into place
+// (link fails if the name is taken, so nothing is ever overwritten) and the temporary removed.
+
+import { randomUUID } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import { link, mkdir, readFile, stat, unlink } from "node:fs/promises";
+import { join, resolve, sep } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import {
+  assertPlainName,
+  type ByteRange,
+  candidateNames,
+  chunksOf,
+  type StorableFile,
+  type StorageAdapter,
+  type StoredFile,
+  type StoreOptions,
+} from "../storage-adapter.ts";
+
+export class LocalStorage implements StorageAdapter {
+  readonly directory: string;
+  readonly #baseUrl: string | undefined;
+
+  /**
+   * @param directory where files live (created when missing)
+   * @param baseUrl where the host serves that directory, for example `/uploads`
+   */
+  constructor(directory: string, baseUrl?: string) {
+    this.directory = resolve(directory);
+    this.#baseUrl = baseUrl?.replace(/\/+$/, "");
+  }
+
+  async store(file: StorableFile, filename: string, _options?: StoreOptions): Promise<StoredFile> {
+    assertPlainName(filename);
+    await mkdir(this.directory, { recursive: true });
+    const temporary = join(this.directory, `.tmp-${randomUUID()}`);
+    try {
+      await pipeline(Readable.from(chunksOf(file)), createWriteStream(temporary, { flags: "wx" }));
+      for (const name of candidateNames(filename)) {
+        try {
+          await link(temporary, this.#file(name));
+          return { path: name, url: this.getUrl(name) };
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        }
+      }
+      throw new Error(`No free name for ${filename}`);
+    } finally {
+      await unlink(temporary).catch(() => {});
+    }
+  }
+
+  async retrieve(path: string): Promise<Uint8Array> {
+    return readFile(this.#file(path));
+  }
+
+  async delete(path: string): Promise<void> {
+    await unlink(this.#file(path)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "ENOENT") throw error;
+    });
+  }
+
+  async exists(path: string): Promise<boolean> {
+    return (await this.size(path)) !== undefined;
+  }
+
+  async size(path: string): Promise<number | undefined> {
+    try {
+      return (await stat(this.#file(path))).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+  }
+
+  async read(
+    path: string,
+    range?: ByteRange,
+  ): Promise<{ body: ReadableStream<Uint8Array>; size: number } | undefined> {
+    const size = await this.size(path);
+    if (size === undefined) return undefined;
+    const stream = createReadStream(this.#file(path), range ? { start: range.start, end: range.end } : {});
+    return { body: Readable.toWeb(stream) as ReadableStream<Uint8Array>, size };
+  }
+
+  getUrl(path: string): string | undefined {
+    return this.#baseUrl === undefined ? undefined : `${this.#baseUrl}/${encodeURIComponent(path)}`;
+  }
+
+  /** The file for a key, which must stay inside the directory. */
+  #file(path: string): string {
+    assertPlainName(path);
+    const file = join(this.directory, path);
+    if (!file.startsWith(this.directory + sep)) throw new Error("path escapes the storage directory");
+    return file;
+  }
+}
