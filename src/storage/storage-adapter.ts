@@ -57,10 +57,19 @@ export function assertPlainName(name: string): void {
     name.length > 255 ||
     name === "." ||
     name === ".." ||
-    /[/\\\u0000-\u001f\u007f]/.test(name)
+    !isPlain(name)
   ) {
     throw new UnsafeFilenameError(String(name));
   }
+}
+
+/** No path separator, no control character (NUL included). */
+function isPlain(name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f || code === 0x2f /* / */ || code === 0x5c /* \ */) return false;
+  }
+  return true;
 }
 
 /** `photo.png` → `photo-1.png`, `photo-2.png`…: the names tried when `photo.png` is taken. */
