@@ -6,6 +6,8 @@ export default defineConfig({
     "client/index": "src/client/index.ts",
     "node/index": "src/node/index.ts",
     "cli/main": "src/cli/main.ts",
+    "plugins/index": "src/plugins/index.ts",
+    "storage/s3/index": "src/storage/s3/index.ts",
   },
   format: "esm",
   dts: true,

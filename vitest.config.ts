@@ -6,6 +6,7 @@ export default defineConfig({
     alias: {
       "crudkit/node": fileURLToPath(new URL("./src/node/index.ts", import.meta.url)),
       "crudkit/client": fileURLToPath(new URL("./src/client/index.ts", import.meta.url)),
+      "crudkit/plugins": fileURLToPath(new URL("./src/plugins/index.ts", import.meta.url)),
       "crudkit/storage/s3": fileURLToPath(new URL("./src/storage/s3/index.ts", import.meta.url)),
       crudkit: fileURLToPath(new URL("./src/index.ts", import.meta.url)),
     },

@@ -63,6 +63,8 @@ function jitiFor(path: string) {
     alias: {
       "crudkit/client": resolve(src, "client/index.ts"),
       "crudkit/node": resolve(src, "node/index.ts"),
+      "crudkit/plugins": resolve(src, "plugins/index.ts"),
+      "crudkit/storage/s3": resolve(src, "storage/s3/index.ts"),
       crudkit: resolve(src, "index.ts"),
     },
   });

@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import { autoMigrate } from "../db/auto-migrate.ts";
 import { type DatabaseOptions, openDatabase } from "../db/database.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
+import { chainHooks } from "../resource/hooks.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
 import { resourceTable } from "../resource/resource-table.ts";
 import { createResourceRuntime, type Log } from "../resource/runtime.ts";
@@ -79,7 +80,13 @@ export function crudkit<
   );
 
   const database = openDatabase(options.database, log);
-  const pluginContext: PluginContext = { db: database.kysely, basePath, log };
+  const pluginContext: PluginContext = {
+    db: database.kysely,
+    dialect: database.dialect,
+    basePath,
+    log,
+    hooks: chainHooks(plugins.map((p) => p.hooks)),
+  };
   const endpoints: Endpoint[] = [];
   const tables: TableDefinition[] = [];
   for (const resource of options.resources) {

@@ -45,6 +45,8 @@ export interface Endpoint<
   operationName?: string;
   /** Further names on `app.api` for the same endpoint. */
   operationAliases?: readonly string[];
+  /** The handler reads `ctx.request` itself (uploads): the app's body limit does not apply. */
+  rawBody?: boolean;
   /** Name of a top-level client method for this endpoint, reached through `POST /_rpc/<name>`. */
   clientMethod?: Method;
   /** Returns the data to send as JSON, or a Response to send as is. */

@@ -19,6 +19,17 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   }
 }
 
+/** 415 unless the request declares JSON (or declares nothing). */
+export function assertJsonBody(request: Request): void {
+  const type = request.headers.get("content-type");
+  if (type !== null && !isJson(type)) {
+    throw new APIError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      "The request body must be JSON; send it with content-type: application/json.",
+    );
+  }
+}
+
 function isJson(contentType: string): boolean {
   const essence = contentType.split(";", 1)[0]!.trim().toLowerCase();
   return essence === "application/json" || (essence.startsWith("application/") && essence.endsWith("+json"));
@@ -32,7 +43,9 @@ async function readText(request: Request, limit: number): Promise<string> {
       throw new APIError("BAD_REQUEST", "The content-length header is not a valid length.");
     if (length > limit) throw tooLarge(limit);
     // The HTTP parser delivers exactly the declared length, so reading it whole is bounded.
-    const text = await request.text();
+    const text = await request.text().catch((cause: unknown) => {
+      throw interrupted(cause);
+    });
     if (text.length > limit) throw tooLarge(limit);
     return text;
   }
@@ -42,7 +55,9 @@ async function readText(request: Request, limit: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch((cause: unknown) => {
+      throw interrupted(cause);
+    });
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
@@ -52,6 +67,11 @@ async function readText(request: Request, limit: number): Promise<string> {
     chunks.push(value);
   }
   return Buffer.concat(chunks, size).toString("utf8");
+}
+
+/** The client stopped sending: not a server or database failure. */
+export function interrupted(cause: unknown): APIError {
+  return new APIError("BAD_REQUEST", "The request body ended before it was complete.", { cause });
 }
 
 function tooLarge(limit: number): APIError {

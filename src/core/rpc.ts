@@ -23,6 +23,9 @@ export function rpcEndpoint(endpoints: readonly Endpoint[]): Endpoint | undefine
     async handler(ctx) {
       const endpoint = byName.get(ctx.params.method!);
       if (!endpoint) throw new APIError("NOT_FOUND", "No client method of that name exists.");
+      // An endpoint that reads the request stream itself gets it whole: the input is the body.
+      if (endpoint.rawBody)
+        return toResponse(endpoint, await endpoint.handler({ ...contextFields(ctx), params: {} }));
       const input = await ctx.readBody();
       if (typeof input !== "object" || input === null || Array.isArray(input)) {
         throw new APIError("VALIDATION_ERROR", "Expected a JSON object with the method's input.", {
@@ -34,6 +37,20 @@ export function rpcEndpoint(endpoints: readonly Endpoint[]): Endpoint | undefine
         await endpoint.handler(innerContext(ctx, endpoint, input as Record<string, unknown>)),
       );
     },
+  };
+}
+
+function contextFields(ctx: EndpointContext): EndpointContext {
+  return {
+    params: ctx.params,
+    query: ctx.query,
+    headers: ctx.headers,
+    request: ctx.request,
+    source: ctx.source,
+    overrideAccess: ctx.overrideAccess,
+    db: ctx.db,
+    readBody: () => ctx.readBody(),
+    getUser: () => ctx.getUser(),
   };
 }
 

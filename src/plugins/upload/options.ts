@@ -1,0 +1,49 @@
+// Options of the upload plugin, with the spec's defaults.
+
+import type { MaybePromise, User } from "../../core/identity.ts";
+import type { StorageAdapter } from "../../storage/storage-adapter.ts";
+import type { FileNaming } from "./file-naming.ts";
+
+export type UploadOperation = "upload" | "read" | "download" | "delete" | "list";
+
+export interface UploadAccessContext {
+  user: User | null;
+  headers: Headers;
+  operation: UploadOperation;
+  /** The file's id (read, download, delete). */
+  id?: string;
+}
+
+export type UploadAccessRule = boolean | ((ctx: UploadAccessContext) => MaybePromise<boolean>);
+
+/** What `validate` sees of a file: at least its size, name and type. */
+export interface UploadedFileInfo {
+  size: number;
+  /** The name as uploaded. */
+  filename: string;
+  mimeType: string;
+  metadata: Record<string, unknown> | null;
+}
+
+export interface UploadOptions {
+  /** @default true */
+  enabled?: boolean;
+  /** Where files go. @default new LocalStorage(uploadDir, baseUrl) */
+  storage?: StorageAdapter;
+  /** Directory of the default local storage. @default "./uploads" */
+  uploadDir?: string;
+  /** Base URL under which the host serves stored files (for example `/uploads`). */
+  baseUrl?: string;
+  /** Largest file in bytes. @default 10485760 */
+  maxFileSize?: number;
+  /** Allowed MIME types; empty allows all. `image/*` allows a family. @default [] */
+  allowedMimeTypes?: readonly string[];
+  /** `uuid`, `original` (sanitized, never overwriting) or a function of the original name. @default "uuid" */
+  fileNaming?: FileNaming;
+  /** Keep a row per file in `uploaded_files`. @default true */
+  trackInDatabase?: boolean;
+  /** Custom check once the file is received: false or a throw rejects it (400). */
+  validate?: (file: UploadedFileInfo) => MaybePromise<boolean>;
+  /** One rule per operation; an operation without a rule is denied. @default {} */
+  access?: Partial<Record<UploadOperation, UploadAccessRule>>;
+}

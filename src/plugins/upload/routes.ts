@@ -1,0 +1,297 @@
+// The upload plugin's five routes: upload, file record, download, delete, list.
+
+import { type Kysely, sql } from "kysely";
+import type { Endpoint, EndpointContext } from "../../core/endpoint.ts";
+import { APIError } from "../../core/errors.ts";
+import { uuidv7 } from "../../core/id.ts";
+import type { PluginContext } from "../../core/plugin.ts";
+import { assertJsonBody, interrupted } from "../../core/request-body.ts";
+import { runAfterCommit, runAll } from "../../resource/hooks.ts";
+import { paginate } from "../../resource/list-query.ts";
+import { chunksOf } from "../../storage/storage-adapter.ts";
+import { downloadResponse } from "./download.ts";
+import type { UploadAccessRule, UploadOperation } from "./options.ts";
+import { type ReceivedUpload, receiveUpload, type UploadRules } from "./receive-upload.ts";
+import { authorizeUpload } from "./upload-access.ts";
+import { toRecord, UPLOADED_FILES, type UploadedFileRecord } from "./uploaded-files-table.ts";
+
+export interface UploadState {
+  rules: UploadRules;
+  access: Partial<Record<UploadOperation, UploadAccessRule>>;
+  track: boolean;
+  app: PluginContext;
+}
+
+export interface UploadFileInput {
+  /** The content, base64 without a data-URL prefix. */
+  file: string;
+  filename: string;
+  mimeType: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ListFilesInput {
+  page?: number;
+  limit?: number;
+  /** Exact (`image/png`) or a family (`image/*`). */
+  mimeType?: string;
+}
+
+const RESOURCE = "uploaded_file";
+
+export function uploadRoutes(state: UploadState) {
+  return [
+    uploadFile(state),
+    getFile(state),
+    downloadFile(state),
+    deleteFile(state),
+    listFiles(state),
+  ] as const;
+}
+
+function uploadFile(state: UploadState) {
+  return {
+    method: "POST",
+    path: "/upload/file",
+    status: 201,
+    clientMethod: "uploadFile",
+    rawBody: true,
+    async handler(ctx: EndpointContext) {
+      const user = await authorizeUpload(state.access, "upload", ctx);
+      const received = await receiveUpload(await bodyOf(ctx, state.rules.maxFileSize), state.rules);
+      const { stored, info } = received;
+      const record: UploadedFileRecord = {
+        id: uuidv7(),
+        filename: stored.path,
+        originalName: info.filename,
+        mimeType: info.mimeType,
+        size: info.size,
+        url: stored.url ?? null,
+        uploadedBy: user?.id ?? null,
+        uploadedAt: new Date().toISOString(),
+        metadata: info.metadata,
+      };
+      const hookCtx = hookContext(ctx, state, "create", user);
+      try {
+        await inTransaction(state, async (db) => {
+          if (state.track)
+            await db
+              .insertInto(UPLOADED_FILES)
+              .values(toRow(state, record, received))
+              .execute();
+          await runAll(state.app.hooks.afterCreate, { ...hookCtx, db, record });
+        });
+      } catch (error) {
+        // The row (or an atomic hook) failed: the stored object goes too, so neither exists.
+        await state.rules.storage
+          .delete(stored.path)
+          .catch((e) => state.app.log("crudkit: could not remove an uploaded file", e));
+        throw error;
+      }
+      await runAfterCommit(state.app.hooks.afterCreateCommit, { ...hookCtx, record }, state.app.log);
+      return record;
+    },
+  } satisfies Endpoint as Endpoint<"uploadFile", UploadFileInput, UploadedFileRecord, "/upload/file">;
+}
+
+function getFile(state: UploadState) {
+  return {
+    method: "GET",
+    path: "/upload/file/:id",
+    clientMethod: "getFile",
+    async handler(ctx: EndpointContext) {
+      const id = ctx.params.id!;
+      await authorizeUpload(state.access, "read", ctx, id);
+      return toRecord(await findRow(state, ctx.db, id, "read"));
+    },
+  } satisfies Endpoint as Endpoint<"getFile", { id: string }, UploadedFileRecord, "/upload/file/:id">;
+}
+
+function downloadFile(state: UploadState) {
+  return {
+    method: "GET",
+    path: "/upload/download/:id",
+    async handler(ctx: EndpointContext) {
+      const id = ctx.params.id!;
+      await authorizeUpload(state.access, "download", ctx, id);
+      const row = await findRow(state, ctx.db, id, "download");
+      const record = toRecord(row);
+      return downloadResponse(state.rules.storage, { ...record, path: String(row.path) }, ctx.headers);
+    },
+  } satisfies Endpoint;
+}
+
+function deleteFile(state: UploadState) {
+  return {
+    method: "DELETE",
+    path: "/upload/file/:id",
+    clientMethod: "deleteFile",
+    async handler(ctx: EndpointContext) {
+      const id = ctx.params.id!;
+      const user = await authorizeUpload(state.access, "delete", ctx, id);
+      const hookCtx = { ...hookContext(ctx, state, "delete", user), id };
+      const previous = await inTransaction(state, async (db) => {
+        const row = await findRow(state, db, id, "delete");
+        await db.deleteFrom(UPLOADED_FILES).where("id", "=", id).execute();
+        await runAll(state.app.hooks.afterDelete, { ...hookCtx, db, previous: toRecord(row) });
+        return row;
+      });
+      // The row is gone with its transaction; then the bytes. A failure here leaves an object no record points to, logged.
+      await state.rules.storage
+        .delete(String(previous.path))
+        .catch((e) => state.app.log("crudkit: could not remove an uploaded file", e));
+      await runAfterCommit(
+        state.app.hooks.afterDeleteCommit,
+        { ...hookCtx, previous: toRecord(previous) },
+        state.app.log,
+      );
+      return { success: true as const, id };
+    },
+  } satisfies Endpoint as Endpoint<
+    "deleteFile",
+    { id: string },
+    { success: true; id: string },
+    "/upload/file/:id"
+  >;
+}
+
+function listFiles(state: UploadState) {
+  return {
+    method: "GET",
+    path: "/upload/files",
+    clientMethod: "listFiles",
+    async handler(ctx: EndpointContext) {
+      await authorizeUpload(state.access, "list", ctx);
+      requireTable(state, "list");
+      const page = positive(ctx.query.page, "page") ?? 1;
+      const limit = Math.min(positive(ctx.query.limit, "limit") ?? 50, 100);
+      const mimeType = ctx.query.mimeType?.toLowerCase();
+      if (
+        mimeType !== undefined &&
+        mimeType !== "" &&
+        !/^[a-z0-9][\w.+-]*\/(\*|[a-z0-9][\w.+-]*)$/.test(mimeType)
+      ) {
+        throw new APIError(
+          "BAD_REQUEST",
+          "mimeType must be a type such as image/png, or a family such as image/*.",
+        );
+      }
+      let query = ctx.db.selectFrom(UPLOADED_FILES);
+      if (mimeType?.endsWith("/*"))
+        query = query.where("mime_type", "like", `${mimeType.slice(0, -1).replace(/[\\%_]/g, "\\$&")}%`);
+      else if (mimeType) query = query.where("mime_type", "=", mimeType);
+      const counted = await query.select(sql<number>`count(*)`.as("total")).executeTakeFirst();
+      const rows = await query
+        .selectAll()
+        .orderBy("uploaded_at", "desc")
+        .orderBy("id", "desc")
+        .limit(limit)
+        .offset((page - 1) * limit)
+        .execute();
+      return paginate(rows.map(toRecord), Number(counted?.total ?? 0), {
+        page,
+        limit,
+        search: undefined,
+        sortBy: undefined,
+        sortOrder: "desc",
+      });
+    },
+  } satisfies Endpoint as Endpoint<
+    "listFiles",
+    ListFilesInput,
+    { items: UploadedFileRecord[]; pagination: ReturnType<typeof paginate>["pagination"] },
+    "/upload/files"
+  >;
+}
+
+/** The upload body as a byte stream: the request's, or for server calls the JSON of `body`. */
+async function bodyOf(ctx: EndpointContext, maxFileSize: number): Promise<AsyncIterable<Uint8Array>> {
+  const request = ctx.request;
+  if (!request) return chunksOf(new TextEncoder().encode(JSON.stringify((await ctx.readBody()) ?? null)));
+  assertJsonBody(request);
+  // Refuse a declared length no upload within the limit can have, before reading anything.
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+  if (declared > 4 * Math.ceil(maxFileSize / 3) + 1024 * 1024) {
+    throw new APIError("PAYLOAD_TOO_LARGE", `The file is larger than the limit of ${maxFileSize} bytes.`);
+  }
+  if (!request.body) throw new APIError("BAD_REQUEST", "The request body is empty; send the upload as JSON.");
+  return guarded(chunksOf(request.body));
+}
+
+/** A client that goes away mid-upload is a 400 for the log, not a database or server failure. */
+async function* guarded(chunks: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  try {
+    yield* chunks;
+  } catch (cause) {
+    throw interrupted(cause);
+  }
+}
+
+async function findRow(
+  state: UploadState,
+  db: Kysely<any>,
+  id: string,
+  operation: string,
+): Promise<Record<string, unknown>> {
+  requireTable(state, operation);
+  const row = await db.selectFrom(UPLOADED_FILES).selectAll().where("id", "=", id).executeTakeFirst();
+  if (!row)
+    throw new APIError(
+      "NOT_FOUND",
+      `No uploaded file with id "${id.slice(0, 80).replace(/[^\x20-\x7e]/g, "?")}" exists.`,
+    );
+  return row;
+}
+
+function requireTable(state: UploadState, operation: string): void {
+  if (!state.track) {
+    throw new APIError(
+      "NOT_FOUND",
+      `Uploaded files are not tracked (upload({ trackInDatabase: false })), so there is no record to ${operation}.`,
+    );
+  }
+}
+
+function toRow(state: UploadState, record: UploadedFileRecord, received: ReceivedUpload) {
+  return {
+    id: record.id,
+    filename: record.filename,
+    original_name: record.originalName,
+    mime_type: record.mimeType,
+    size: record.size,
+    path: received.stored.path,
+    url: record.url,
+    uploaded_by: record.uploadedBy,
+    uploaded_at: state.app.dialect === "sqlite" ? record.uploadedAt : new Date(record.uploadedAt),
+    metadata: record.metadata === null ? null : JSON.stringify(record.metadata),
+  };
+}
+
+function hookContext(
+  ctx: EndpointContext,
+  state: UploadState,
+  operation: "create" | "delete",
+  user: { id: string } | null,
+) {
+  return {
+    resource: RESOURCE,
+    operation,
+    user: user as never,
+    headers: ctx.headers,
+    source: ctx.source,
+    overrideAccess: ctx.overrideAccess,
+    db: state.app.db,
+  };
+}
+
+/** A transaction when there is a table or atomic hooks to share it with. */
+function inTransaction<T>(state: UploadState, work: (db: Kysely<any>) => Promise<T>): Promise<T> {
+  return state.app.db.transaction().execute(work);
+}
+
+function positive(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!/^\d{1,9}$/.test(value) || Number(value) < 1)
+    throw new APIError("BAD_REQUEST", `${name} must be a positive integer.`);
+  return Number(value);
+}

@@ -1,0 +1,62 @@
+// The `uploaded_files` table (columns exactly as the spec lists them) and its rows as API records.
+// Records never carry `path`: it is the storage key, not for callers.
+
+import type { TableDefinition } from "../../db/table-definition.ts";
+
+export const UPLOADED_FILES = "uploaded_files";
+
+export const uploadedFilesTable: TableDefinition = {
+  name: UPLOADED_FILES,
+  columns: {
+    id: { type: "text", primaryKey: true, notNull: true },
+    filename: { type: "text", notNull: true },
+    original_name: { type: "text", notNull: true },
+    mime_type: { type: "text", notNull: true },
+    size: { type: "integer", notNull: true },
+    path: { type: "text", notNull: true },
+    url: { type: "text" },
+    uploaded_by: { type: "text" },
+    uploaded_at: { type: "date", defaultNow: true },
+    metadata: { type: "json" },
+  },
+  indexes: [
+    { name: "uploaded_files_uploaded_at_id_idx", columns: ["uploaded_at", "id"] },
+    { name: "uploaded_files_mime_type_idx", columns: ["mime_type"] },
+  ],
+};
+
+export interface UploadedFileRecord {
+  id: string;
+  /** The stored name. */
+  filename: string;
+  /** The name as uploaded. */
+  originalName: string;
+  mimeType: string;
+  size: number;
+  url: string | null;
+  uploadedBy: string | null;
+  /** ISO 8601. */
+  uploadedAt: string;
+  metadata: Record<string, unknown> | null;
+}
+
+export type UploadedFileRow = Record<string, unknown>;
+
+export function toRecord(row: UploadedFileRow): UploadedFileRecord {
+  const uploadedAt = row.uploaded_at;
+  const metadata = row.metadata;
+  return {
+    id: String(row.id),
+    filename: String(row.filename),
+    originalName: String(row.original_name),
+    mimeType: String(row.mime_type),
+    size: Number(row.size),
+    url: (row.url as string | null) ?? null,
+    uploadedBy: (row.uploaded_by as string | null) ?? null,
+    uploadedAt: uploadedAt instanceof Date ? uploadedAt.toISOString() : String(uploadedAt),
+    metadata:
+      typeof metadata === "string"
+        ? JSON.parse(metadata)
+        : ((metadata as Record<string, unknown> | null) ?? null),
+  };
+}
