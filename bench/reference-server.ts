@@ -5,8 +5,9 @@
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { join } from "node:path";
+import { extname, join } from "node:path";
 import Database from "better-sqlite3";
 import { uuidv7 } from "../src/core/id.ts";
 import { SQLITE_PRAGMAS } from "../src/db/sqlite.ts";
@@ -17,6 +18,9 @@ const keyDigest = createHash("sha256")
   .update(process.env.API_KEY ?? "reference-key")
   .digest();
 const BODY_LIMIT = 1024 * 1024;
+const UPLOAD_LIMIT = 4 * Math.ceil(Number(process.env.MAX_FILE_SIZE ?? 10 * 1024 * 1024) / 3) + 1024 * 1024;
+const uploadDir = join(dataDir, "uploads");
+mkdirSync(uploadDir, { recursive: true });
 const STATUSES = new Set(["active", "inactive", "draft"]);
 const FIELDS = new Set(["id", "name", "price", "status"]);
 const SORTABLE = new Set(["id", "name", "price", "status", "createdAt", "updatedAt"]);
@@ -28,6 +32,9 @@ db.exec(`create table if not exists "product" ("id" text primary key, "name" tex
   "status" text not null check ("status" in ('active','inactive','draft')), "createdAt" text not null, "updatedAt" text not null);
   create index if not exists "product_createdAt_id_idx" on "product" ("createdAt", "id")`);
 
+db.exec(`create table if not exists "uploaded_files" ("id" text primary key, "filename" text not null, "original_name" text not null,
+  "mime_type" text not null, "size" integer not null, "path" text not null, "url" text, "uploaded_by" text, "uploaded_at" text, "metadata" text)`);
+const insertFile = db.prepare(`insert into "uploaded_files" values (?,?,?,?,?,?,?,?,?,?)`);
 const insert = db.prepare(
   `insert into "product" ("id","name","price","status","createdAt","updatedAt") values (?,?,?,?,?,?)`,
 );
@@ -54,13 +61,13 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 const fail = (res: ServerResponse, status: number, code: string, message: string) =>
   send(res, status, { code, message });
 
-function readBody(req: IncomingMessage): Promise<unknown> {
+function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size > BODY_LIMIT) {
+      if (size > limit) {
         req.destroy();
         reject(new Error("too large"));
       } else chunks.push(chunk);
@@ -182,11 +189,57 @@ function list(res: ServerResponse, query: URLSearchParams): void {
   });
 }
 
+/** The upload a hand-written server would do: buffer the body, JSON.parse, decode, write, record. */
+async function uploadFile(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = (await readBody(req, UPLOAD_LIMIT)) as {
+    file?: unknown;
+    filename?: unknown;
+    mimeType?: unknown;
+  };
+  if (
+    typeof body?.file !== "string" ||
+    typeof body.filename !== "string" ||
+    typeof body.mimeType !== "string"
+  ) {
+    return fail(res, 400, "VALIDATION_ERROR", "file, filename and mimeType are required.");
+  }
+  const bytes = Buffer.from(body.file, "base64");
+  const id = uuidv7();
+  const name = `${id}${extname(body.filename.replace(/[^\w.-]/g, "_"))}`;
+  await writeFile(join(uploadDir, name), bytes);
+  const record = {
+    id,
+    filename: name,
+    originalName: body.filename,
+    mimeType: body.mimeType,
+    size: bytes.byteLength,
+    url: `/uploads/${name}`,
+    uploadedBy: "example-user",
+    uploadedAt: new Date().toISOString(),
+    metadata: null,
+  };
+  insertFile.run(
+    id,
+    name,
+    body.filename,
+    body.mimeType,
+    bytes.byteLength,
+    name,
+    record.url,
+    record.uploadedBy,
+    record.uploadedAt,
+    null,
+  );
+  send(res, 201, record);
+}
+
 async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? "/";
   const q = url.indexOf("?");
   const path = q === -1 ? url : url.slice(0, q);
-  if (path === "/api/products" && req.method === "GET") {
+  if (path === "/api/upload/file" && req.method === "POST") {
+    if (authorized(req, res)) await uploadFile(req, res);
+  } else if (path === "/api/products" && req.method === "GET") {
     if (authorized(req, res)) list(res, new URLSearchParams(q === -1 ? "" : url.slice(q + 1)));
   } else if (path === "/api/product" && req.method === "POST") {
     if (authorized(req, res)) await create(req, res);

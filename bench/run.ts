@@ -40,7 +40,17 @@ interface Target {
 interface Scenario {
   name: string;
   request: (target: Target) => { method: string; path: string; body?: string };
+  /** Fewer connections for large bodies. @default --connections */
+  connections?: number;
 }
+
+/** An upload body: name and type first, then the file, the order a streaming server reads best. */
+function uploadBody(size: number): string {
+  const file = Buffer.alloc(size, 0x61).toString("base64");
+  return `{"filename":"bench.bin","mimeType":"application/octet-stream","file":"${file}"}`;
+}
+const UPLOAD_1M = uploadBody(1024 * 1024);
+const UPLOAD_10M = uploadBody(10 * 1024 * 1024);
 
 const NAMES = ["Hat", "Scarf", "Glove", "Boot", "Sock", "Coat", "Belt", "Shirt"];
 let counter = 0;
@@ -63,6 +73,16 @@ const scenarios: Scenario[] = [
       path: "/api/product",
       body: JSON.stringify({ name: `${pick(NAMES)} ${counter++}`, price: 12.5 }),
     }),
+  },
+  {
+    name: "upload 1 MiB",
+    connections: 4,
+    request: () => ({ method: "POST", path: "/api/upload/file", body: UPLOAD_1M }),
+  },
+  {
+    name: "upload 10 MiB",
+    connections: 4,
+    request: () => ({ method: "POST", path: "/api/upload/file", body: UPLOAD_10M }),
   },
   {
     name: "update",
@@ -90,6 +110,7 @@ async function start(
   script: string,
   dataDir: string,
   databaseUrl = "",
+  maxFileSize = 10 * 1024 * 1024,
 ): Promise<Target> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", script], {
@@ -98,6 +119,7 @@ async function start(
       PORT: String(port),
       HOST: "127.0.0.1",
       DATA_DIR: dataDir,
+      MAX_FILE_SIZE: String(maxFileSize),
       API_KEY,
       DATABASE_URL: databaseUrl,
     },
@@ -136,7 +158,7 @@ interface Measurement {
 async function measure(target: Target, scenario: Scenario): Promise<Measurement> {
   const result = await autocannon({
     url: target.url,
-    connections: CONNECTIONS,
+    connections: scenario.connections ?? CONNECTIONS,
     duration: DURATION,
     headers: HEADERS,
     requests: [
@@ -152,6 +174,39 @@ async function measure(target: Target, scenario: Scenario): Promise<Measurement>
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
   };
+}
+
+/**
+ * One 100 MiB upload to fresh servers: how much each process's peak RSS grows. A streaming server
+ * stays flat; one that buffers grows by several times the file.
+ */
+async function uploadMemory(dir: string): Promise<void> {
+  const size = 100 * 1024 * 1024;
+  const body = Buffer.from(
+    `{"filename":"big.bin","mimeType":"application/octet-stream","file":"${Buffer.alloc(size, 0x62).toString("base64")}"}`,
+  );
+  const targets = [
+    await start("api", "examples/server.ts", join(dir, "api-100"), "", 128 * 1024 * 1024),
+    await start("reference", "bench/reference-server.ts", join(dir, "reference-100"), "", 128 * 1024 * 1024),
+  ];
+  try {
+    for (const target of targets) {
+      const before = peakRss(target.process);
+      const response = await fetch(`${target.url}/api/upload/file`, {
+        method: "POST",
+        headers: HEADERS,
+        body,
+      });
+      const record = (await response.json()) as { size?: number };
+      const growth = peakRss(target.process) - before;
+      console.log(
+        `100 MiB upload: ${target.name} answered ${response.status} (size ${record.size}), peak RSS grew by ${growth} MiB`,
+      );
+      if (response.status !== 201) process.exitCode = 1;
+    }
+  } finally {
+    for (const target of targets) target.process.kill();
+  }
 }
 
 function peakRss(child: ChildProcess): number {
@@ -200,6 +255,7 @@ async function main(): Promise<void> {
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
     for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  "));
     console.log(`\npeak RSS: api ${peakRss(api.process)} MiB, reference ${peakRss(reference.process)} MiB`);
+    await uploadMemory(dir);
     if (failures > 0) {
       console.log(`${failures} non-2xx responses or errors`);
       process.exitCode = 1;

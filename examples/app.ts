@@ -1,7 +1,10 @@
 // The example API: the spec's `product` resource, every operation behind the X-API-Key header.
 
 import { apiKey, createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
+import { upload } from "crudkit/plugins";
 import { z } from "zod";
+
+const signedIn = ({ user }: { user: unknown }) => user !== null;
 
 export const product = createResource({
   name: "product",
@@ -24,6 +27,8 @@ export const product = createResource({
 
 export interface ExampleOptions {
   database: DatabaseOptions;
+  /** Where uploaded files go (served by the host under /uploads if it wants). */
+  uploadDir: string;
   /** The key callers send in X-API-Key. */
   apiKey: string;
 }
@@ -33,7 +38,15 @@ export function createExampleApp(options: ExampleOptions) {
     database: options.database,
     autoMigrate: true,
     resources: [product],
-    plugins: [apiKey({ keys: { [options.apiKey]: { id: "example-user", roles: ["admin"] } } })],
+    plugins: [
+      apiKey({ keys: { [options.apiKey]: { id: "example-user", roles: ["admin"] } } }),
+      upload({
+        uploadDir: options.uploadDir,
+        baseUrl: "/uploads",
+        maxFileSize: Number(process.env.MAX_FILE_SIZE ?? 10 * 1024 * 1024),
+        access: { upload: signedIn, read: signedIn, download: signedIn, delete: signedIn, list: signedIn },
+      }),
+    ],
   });
 }
 

@@ -1,6 +1,6 @@
 // `npm start`: serves the example API on embedded SQLite.
 //   PORT (3000), HOST (127.0.0.1), API_KEY (a development key when unset), DATA_DIR (./data),
-//   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR)
+//   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR), MAX_FILE_SIZE (10485760)
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -20,7 +20,11 @@ if (!key) {
 }
 
 const databaseUrl = process.env.DATABASE_URL || `file:${join(dataDir, "app.db")}`;
-const app = createExampleApp({ database: databaseFromUrl(databaseUrl), apiKey: key });
+const app = createExampleApp({
+  database: databaseFromUrl(databaseUrl),
+  apiKey: key,
+  uploadDir: join(dataDir, "uploads"),
+});
 const running = await serve(await withSite(app), { port, hostname });
 
 console.log(`crudkit example API listening on ${running.url}/api`);

@@ -66,6 +66,27 @@ describe("upload body parser", () => {
     }
   });
 
+  it("decodes a padded file larger than a decode batch when the closing quote comes alone (regression)", async () => {
+    for (const size of [300_001, 300_002, 1024 * 1024]) {
+      const data = bytes(size, 9);
+      const body = JSON.stringify({
+        filename: "b.bin",
+        mimeType: "application/octet-stream",
+        file: Buffer.from(data).toString("base64"),
+      });
+      const quote = body.lastIndexOf('"');
+      async function* split() {
+        // Everything up to the padding in one chunk, then the closing quote and brace.
+        yield encoder.encode(body.slice(0, quote));
+        yield encoder.encode(body.slice(quote));
+      }
+      const parts: Uint8Array[] = [];
+      for await (const event of parseUploadBody(split(), { maxFileSize: 2 * 1024 * 1024 }))
+        if (event.kind === "file-bytes") parts.push(event.bytes);
+      expect(sha(Buffer.concat(parts))).toBe(sha(data));
+    }
+  });
+
   it("reads metadata of any JSON shape and string escapes in names", async () => {
     const body = JSON.stringify({
       filename: 'quote"d \\ /é\u2028.txt',
@@ -107,7 +128,7 @@ describe("upload body parser", () => {
   });
 
   it("refuses base64 that is not strict", async () => {
-    for (const file of ["aGk", "aG=k", "a Gk=", "aGk=\\n", "aGk===", "aGk*", "aGk=aGk="]) {
+    for (const file of ["aGk", "aG=k", "a Gk=", "aGk=\\n", "aGk===", "aGk*", "aGk=aGk=", "aG-k", "aG_k"]) {
       await expect(
         parse(`{"file":"${file}","filename":"x","mimeType":"a/b"}`, () => 1),
         file,

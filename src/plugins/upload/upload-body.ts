@@ -18,7 +18,6 @@ export interface UploadBodyLimits {
 }
 
 const FIELDS = new Set(["file", "filename", "mimeType", "metadata"]);
-const BASE64 = /^[A-Za-z0-9+/]*$/;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
@@ -66,6 +65,11 @@ export async function* parseUploadBody(
     }
   };
 
+  // Base64 text waiting to be decoded: decoding in batches of ~256 KiB keeps the per-chunk cost low
+  // and memory bounded.
+  let batch: string[] = [];
+  let batchLength = 0;
+
   const takeBase64 = function* (segment: string): Generator<UploadEvent> {
     // The first characters, however the chunks fell, tell a data URL from broken base64.
     if (head.length < 5) head += segment.slice(0, 5 - head.length);
@@ -75,17 +79,19 @@ export async function* parseUploadBody(
       );
     }
     const pad = segment.indexOf("=");
-    const data = pad === -1 ? segment : segment.slice(0, pad);
     const padding = pad === -1 ? 0 : segment.length - pad;
+    const data = segment.length - padding;
     // "=" may only end the string, at most twice (possibly split across chunks).
     if (
-      (padCount > 0 && data.length > 0) ||
+      (padCount > 0 && data > 0) ||
       (pad !== -1 && !/^=+$/.test(segment.slice(pad))) ||
       padCount + padding > 2
     ) {
       throw bad("The file is not valid base64: padding may only end it.");
     }
-    if (!BASE64.test(data)) throw bad("The file is not valid base64.");
+    // Node's decoder also takes base64url; strict base64 does not.
+    if (segment.indexOf("-") !== -1 || segment.indexOf("_") !== -1)
+      throw bad("The file is not valid base64.");
     padCount += padding;
     chars += segment.length;
     if (chars > maxChars) {
@@ -94,14 +100,28 @@ export async function* parseUploadBody(
         `The file is larger than the limit of ${limits.maxFileSize} bytes.`,
       );
     }
-    const text = pending + segment;
+    batch.push(segment);
+    batchLength += segment.length;
+    if (batchLength >= 256 * 1024) yield* decodeBatch(false);
+  };
+
+  /** Decodes the whole quartets held; any character outside base64 shows as missing output bytes. */
+  const decodeBatch = function* (final: boolean): Generator<UploadEvent> {
+    const text = pending + batch.join("");
+    batch = [];
+    batchLength = 0;
     const whole = text.length - (text.length % 4);
+    if (final && whole !== text.length)
+      throw bad("The file is not valid base64: its length must be a multiple of 4.");
     pending = text.slice(whole);
-    if (whole > 0) {
-      const bytes = Buffer.from(text.slice(0, whole), "base64");
-      decoded += bytes.byteLength;
-      yield { kind: "file-bytes", bytes };
-    }
+    if (whole === 0) return;
+    const quartets = whole === text.length ? text : text.slice(0, whole);
+    const bytes = Buffer.from(quartets, "base64");
+    // Padding ends the string, so it is in this batch exactly when the batch holds the last quartet.
+    const padded = quartets.endsWith("==") ? 2 : quartets.endsWith("=") ? 1 : 0;
+    if (bytes.byteLength !== (whole / 4) * 3 - padded) throw bad("The file is not valid base64.");
+    decoded += bytes.byteLength;
+    yield { kind: "file-bytes", bytes };
   };
 
   for await (const chunk of body) {
@@ -213,8 +233,7 @@ export async function* parseUploadBody(
           yield* takeBase64(segment);
           i = end;
           if (end < chunk.length) {
-            if (pending.length > 0)
-              throw bad("The file is not valid base64: its length must be a multiple of 4.");
+            yield* decodeBatch(true);
             if (decoded > limits.maxFileSize) {
               throw new APIError(
                 "PAYLOAD_TOO_LARGE",
