@@ -72,11 +72,12 @@ function isPlain(name: string): boolean {
   return true;
 }
 
-/** `photo.png` → `photo-1.png`, `photo-2.png`…: the names tried when `photo.png` is taken. */
-export function candidateNames(name: string, attempts = 1000): string[] {
+/** `photo.png`, then `photo-1.png`, `photo-2.png`…: the names tried when `photo.png` is taken. */
+export function* candidateNames(name: string, attempts = 1000): Generator<string> {
+  yield name;
   const dot = name.lastIndexOf(".");
   const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
-  return [name, ...Array.from({ length: attempts }, (_, i) => `${stem}-${i + 1}${ext}`)];
+  for (let i = 1; i <= attempts; i++) yield `${stem}-${i}${ext}`;
 }
 
 /** Any storable file as an async sequence of chunks. */

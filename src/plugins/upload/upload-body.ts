@@ -65,11 +65,6 @@ export async function* parseUploadBody(
     }
   };
 
-  // Base64 text waiting to be decoded: decoding in batches of ~256 KiB keeps the per-chunk cost low
-  // and memory bounded.
-  let batch: string[] = [];
-  let batchLength = 0;
-
   const takeBase64 = function* (segment: string): Generator<UploadEvent> {
     // The first characters, however the chunks fell, tell a data URL from broken base64.
     if (head.length < 5) head += segment.slice(0, 5 - head.length);
@@ -100,24 +95,21 @@ export async function* parseUploadBody(
         `The file is larger than the limit of ${limits.maxFileSize} bytes.`,
       );
     }
-    batch.push(segment);
-    batchLength += segment.length;
-    if (batchLength >= 256 * 1024) yield* decodeBatch(false);
+    yield* decode(segment);
   };
 
-  /** Decodes the whole quartets held; any character outside base64 shows as missing output bytes. */
-  const decodeBatch = function* (final: boolean): Generator<UploadEvent> {
-    const text = pending + batch.join("");
-    batch = [];
-    batchLength = 0;
+  /**
+   * Decodes the whole quartets of what arrived (at most 3 characters wait for the next chunk). Node
+   * skips characters outside base64 while decoding, so any such character shows as missing bytes.
+   */
+  const decode = function* (segment: string): Generator<UploadEvent> {
+    const text = pending + segment;
     const whole = text.length - (text.length % 4);
-    if (final && whole !== text.length)
-      throw bad("The file is not valid base64: its length must be a multiple of 4.");
     pending = text.slice(whole);
     if (whole === 0) return;
     const quartets = whole === text.length ? text : text.slice(0, whole);
     const bytes = Buffer.from(quartets, "base64");
-    // Padding ends the string, so it is in this batch exactly when the batch holds the last quartet.
+    // Padding ends the string, so only the last quartet can hold it.
     const padded = quartets.endsWith("==") ? 2 : quartets.endsWith("=") ? 1 : 0;
     if (bytes.byteLength !== (whole / 4) * 3 - padded) throw bad("The file is not valid base64.");
     decoded += bytes.byteLength;
@@ -233,7 +225,8 @@ export async function* parseUploadBody(
           yield* takeBase64(segment);
           i = end;
           if (end < chunk.length) {
-            yield* decodeBatch(true);
+            if (pending.length > 0)
+              throw bad("The file is not valid base64: its length must be a multiple of 4.");
             if (decoded > limits.maxFileSize) {
               throw new APIError(
                 "PAYLOAD_TOO_LARGE",

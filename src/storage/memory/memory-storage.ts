@@ -18,7 +18,8 @@ export class MemoryStorage implements StorageAdapter {
     assertPlainName(filename);
     const chunks: Uint8Array[] = [];
     for await (const chunk of chunksOf(file)) chunks.push(chunk);
-    const name = candidateNames(filename).find((n) => !this.files.has(n))!;
+    let name = filename;
+    for (name of candidateNames(filename)) if (!this.files.has(name)) break;
     this.files.set(name, Buffer.concat(chunks));
     return { path: name, url: undefined };
   }
