@@ -20,12 +20,9 @@ if (!key) {
 }
 
 const databaseUrl = process.env.DATABASE_URL || `file:${join(dataDir, "app.db")}`;
-const app = createExampleApp({
-  database: databaseFromUrl(databaseUrl),
-  apiKey: key,
-  uploadDir: join(dataDir, "uploads"),
-});
-const running = await serve(await withSite(app), { port, hostname });
+const uploadDir = join(dataDir, "uploads");
+const app = createExampleApp({ database: databaseFromUrl(databaseUrl), apiKey: key, uploadDir });
+const running = await serve(await withSite(app, uploadDir), { port, hostname });
 
 console.log(`crudkit example API listening on ${running.url}/api`);
 console.log(`API key: ${key}`);

@@ -1,13 +1,28 @@
-// The example's web page: `/` serves public/index.html and `/client.js` the browser bundle of
-// crudkit/client; everything else goes to the API.
+// The example's web side: `/` serves public/index.html, `/client.js` the browser bundle of
+// crudkit/client, and `/uploads/<name>` the upload directory as static files (the spec leaves
+// that to the host; it is unprotected, as the README explains). Everything else goes to the API.
 
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
+import { extname, join } from "node:path";
+import { Readable } from "node:stream";
+import { assertPlainName } from "crudkit";
 import { bundleClient } from "../scripts/bundle-client.ts";
 
-export async function withSite(app: {
-  handler: (request: Request) => Promise<Response>;
-  ready: Promise<void>;
-}) {
+const STATIC_TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".pdf": "application/pdf",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+export async function withSite(
+  app: { handler: (request: Request) => Promise<Response>; ready: Promise<void> },
+  uploadDir: string,
+) {
   const page = await readFile(new URL("./public/index.html", import.meta.url), "utf8");
   const { code } = await bundleClient();
   return {
@@ -25,7 +40,35 @@ export async function withSite(app: {
           new Response(code, { headers: { "content-type": "text/javascript; charset=utf-8" } }),
         );
       }
+      if (path.startsWith("/uploads/") && request.method === "GET")
+        return staticUpload(uploadDir, path.slice("/uploads/".length));
       return app.handler(request);
     },
   };
+}
+
+/** A stored file, streamed, with `nosniff` so a browser never runs it as something else. */
+async function staticUpload(uploadDir: string, encodedName: string): Promise<Response> {
+  const notFound = () =>
+    new Response('{"code":"NOT_FOUND","message":"No such file."}', {
+      status: 404,
+      headers: { "content-type": "application/json" },
+    });
+  let name: string;
+  try {
+    name = decodeURIComponent(encodedName);
+    assertPlainName(name);
+  } catch {
+    return notFound();
+  }
+  const file = join(uploadDir, name);
+  const info = await stat(file).catch(() => undefined);
+  if (!info?.isFile() || name.startsWith(".")) return notFound();
+  return new Response(Readable.toWeb(createReadStream(file)) as ReadableStream, {
+    headers: {
+      "content-type": STATIC_TYPES[extname(name).toLowerCase()] ?? "application/octet-stream",
+      "content-length": String(info.size),
+      "x-content-type-options": "nosniff",
+    },
+  });
 }

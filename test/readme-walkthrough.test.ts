@@ -105,6 +105,41 @@ describe("README walk-through", () => {
     });
   });
 
+  it("takes uploads and serves them under /uploads with nosniff", async () => {
+    const { port } = await startExample({ API_KEY: "upload-key" });
+    const base = `http://127.0.0.1:${port}`;
+    const png = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      Buffer.alloc(64, 1),
+    ]);
+    const denied = await fetch(`${base}/api/upload/file`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(denied.status).toBe(403);
+    const created = await fetch(`${base}/api/upload/file`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "upload-key" },
+      body: JSON.stringify({ file: png.toString("base64"), filename: "dot.png", mimeType: "image/png" }),
+    });
+    expect(created.status).toBe(201);
+    const record = (await created.json()) as { url: string };
+    expect(record.url).toMatch(/^\/uploads\/[0-9a-f-]{36}\.png$/);
+    const served = await fetch(`${base}${record.url}`);
+    expect(served.headers.get("content-type")).toBe("image/png");
+    expect(served.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(Buffer.from(await served.arrayBuffer())).toEqual(png);
+    for (const path of [
+      "/uploads/..%2Fapp.db",
+      "/uploads/%2e%2e%2fapp.db",
+      "/uploads/missing.png",
+      "/uploads/",
+    ]) {
+      expect((await fetch(`${base}${path}`)).status, path).toBe(404);
+    }
+  });
+
   it("prints a working curl, and makes up a key with a warning when API_KEY is unset", async () => {
     const { output, dir } = await startExample({ API_KEY: "" });
     expect(output).toContain("warning: API_KEY is not set");

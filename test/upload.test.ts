@@ -18,10 +18,10 @@ import {
 } from "crudkit";
 import { createClient } from "crudkit/client";
 import { type RunningServer, serve } from "crudkit/node";
-import { upload } from "crudkit/plugins";
+import { type UploadedFileRecord, upload } from "crudkit/plugins";
 import { S3Storage } from "crudkit/storage/s3";
 import S3rver from "s3rver";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { forEachDialect } from "./dialects.ts";
 import { call } from "./helpers.ts";
 
@@ -498,6 +498,52 @@ describe("upload plugin (SQLite, local storage)", () => {
     expect(refused.status).toBe(500);
     expect(files()).toEqual([]);
     expect((await call(app, "GET", "/api/upload/files")).body.pagination.total).toBe(0);
+  });
+
+  it("faults: a database that fails on insert leaves no stored object behind", async () => {
+    const { app, files } = fresh();
+    await app.ready;
+    // The table disappears under the running app: the insert fails after the bytes were stored.
+    await app.db.schema.dropTable("uploaded_files").execute();
+    const res = await post(app, { filename: "a.png", mimeType: "image/png", file: PNG.toString("base64") });
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({
+      code: "INTERNAL_ERROR",
+      message: "The server could not complete the request.",
+    });
+    expect(files()).toEqual([]);
+  });
+
+  it("types the client's upload methods from the plugin", () => {
+    const { app } = fresh();
+    const client = createClient<typeof app>({ baseURL: "http://127.0.0.1:1/api" });
+    const calls = {
+      upload: () =>
+        client.uploadFile({ file: "aGk=", filename: "a.txt", mimeType: "text/plain", metadata: { a: 1 } }),
+      get: () => client.getFile({ id: "x" }),
+      list: () => client.listFiles({ page: 1, limit: 10, mimeType: "image/*" }),
+      remove: () => client.deleteFile({ id: "x" }),
+    };
+    expectTypeOf<
+      NonNullable<Awaited<ReturnType<typeof calls.upload>>["data"]>
+    >().toEqualTypeOf<UploadedFileRecord>();
+    expectTypeOf<
+      NonNullable<Awaited<ReturnType<typeof calls.get>>["data"]>["size"]
+    >().toEqualTypeOf<number>();
+    expectTypeOf<NonNullable<Awaited<ReturnType<typeof calls.list>>["data"]>["items"]>().toEqualTypeOf<
+      UploadedFileRecord[]
+    >();
+    expectTypeOf<NonNullable<Awaited<ReturnType<typeof calls.remove>>["data"]>>().toEqualTypeOf<{
+      success: true;
+      id: string;
+    }>();
+    const never = () => {
+      // @ts-expect-error file is required
+      void client.uploadFile({ filename: "a.txt", mimeType: "text/plain" });
+      // @ts-expect-error id is a string
+      void client.getFile({ id: 1 });
+    };
+    expect(typeof never).toBe("function");
   });
 
   it("runs plugin hooks for upload and delete", async () => {
