@@ -337,6 +337,7 @@ describe("upload plugin (SQLite, local storage)", () => {
       headers: { "content-type": "application/json" },
     });
     expect(res.status).toBe(403);
+    expect(res.body.code).toBe("FORBIDDEN");
     expect(res.body.message).toContain("Set access.upload in upload()");
     for (const [method, path] of [
       ["GET", "/api/upload/file/x"],
@@ -344,7 +345,8 @@ describe("upload plugin (SQLite, local storage)", () => {
       ["DELETE", "/api/upload/file/x"],
       ["GET", "/api/upload/files"],
     ]) {
-      expect((await call(app, method!, path!)).status).toBe(403);
+      const denied = await call(app, method!, path!);
+      expect([denied.status, denied.body.code]).toEqual([403, "FORBIDDEN"]);
     }
   });
 
@@ -369,6 +371,7 @@ describe("upload plugin (SQLite, local storage)", () => {
       });
       if (filename === "") {
         expect(res.status).toBe(400);
+        expect(res.body).toMatchObject({ code: "VALIDATION_ERROR", details: [{ path: "filename" }] });
         continue;
       }
       expect(res.status, JSON.stringify(filename)).toBe(201);
