@@ -65,3 +65,14 @@ export function expectNoLeak(text: string): void {
     if (text.includes(marker)) throw new Error(`response leaks "${marker}": ${text}`);
   }
 }
+
+/** Pseudo-random bytes (not compressible, so nothing flatters a transfer), the same for a seed. */
+export function randomBytesFor(size: number, seed = 1): Uint8Array {
+  const out = new Uint8Array(size);
+  let x = seed;
+  for (let i = 0; i < size; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    out[i] = x >>> 24;
+  }
+  return out;
+}

@@ -3,23 +3,13 @@
 import { createHash } from "node:crypto";
 import type { StorageAdapter } from "crudkit";
 import { describe, expect, it } from "vitest";
+import { randomBytesFor as bytes } from "./helpers.ts";
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 const text = (value: string) => new TextEncoder().encode(value);
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-/** Pseudo-random bytes (not compressible, so nothing flatters the transfer). */
-function bytes(size: number, seed = 1): Uint8Array {
-  const out = new Uint8Array(size);
-  let x = seed;
-  for (let i = 0; i < size; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    out[i] = x >>> 24;
-  }
-  return out;
 }
 
 export function storageAdapterCase(name: string, make: () => StorageAdapter | Promise<StorageAdapter>) {

@@ -2,14 +2,12 @@
 // S3-protocol server (s3rver on 127.0.0.1).
 
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { S3Client } from "@aws-sdk/client-s3";
 import { LocalStorage, MemoryStorage } from "crudkit";
 import { S3Storage } from "crudkit/storage/s3";
-import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startS3 } from "./s3-server.ts";
 import { storageAdapterCase } from "./storage-adapter.case.ts";
 
 const dirs: string[] = [];
@@ -19,30 +17,14 @@ const tempDir = () => {
   return dir;
 };
 
-let s3rver: S3rver;
-let client: S3Client;
+let s3: Awaited<ReturnType<typeof startS3>>;
+let client: Awaited<ReturnType<typeof startS3>>["client"];
 beforeAll(async () => {
-  s3rver = new S3rver({
-    port: 0,
-    address: "127.0.0.1",
-    silent: true,
-    directory: tempDir(),
-    configureBuckets: [{ name: "uploads" }],
-  });
-  const { port } = (await s3rver.run()) as AddressInfo;
-  client = new S3Client({
-    region: "us-east-1",
-    endpoint: `http://127.0.0.1:${port}`,
-    forcePathStyle: true,
-    credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
-    // Without these, streamed uploads reach s3rver with chunk framing in the stored bytes.
-    requestChecksumCalculation: "WHEN_REQUIRED",
-    responseChecksumValidation: "WHEN_REQUIRED",
-  });
+  s3 = await startS3();
+  client = s3.client;
 });
 afterAll(async () => {
-  client?.destroy();
-  await s3rver?.close();
+  await s3?.close();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 

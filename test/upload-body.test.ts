@@ -4,18 +4,9 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { parseUploadBody, type UploadEvent } from "../src/plugins/upload/upload-body.ts";
+import { randomBytesFor as bytes } from "./helpers.ts";
 
 const encoder = new TextEncoder();
-
-function bytes(size: number, seed = 1): Uint8Array {
-  const out = new Uint8Array(size);
-  let x = seed;
-  for (let i = 0; i < size; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    out[i] = x >>> 24;
-  }
-  return out;
-}
 
 async function* chunked(text: string, sizes: () => number): AsyncIterable<Uint8Array> {
   const all = encoder.encode(text);

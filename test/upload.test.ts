@@ -4,10 +4,9 @@
 import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
+import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import {
   apiKey,
   type CrudkitPlugin,
@@ -20,10 +19,10 @@ import { createClient } from "crudkit/client";
 import { type RunningServer, serve } from "crudkit/node";
 import { type UploadedFileRecord, upload } from "crudkit/plugins";
 import { S3Storage } from "crudkit/storage/s3";
-import S3rver from "s3rver";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { forEachDialect } from "./dialects.ts";
 import { call } from "./helpers.ts";
+import { startS3 } from "./s3-server.ts";
 
 const PNG = Buffer.concat([
   Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
@@ -38,30 +37,15 @@ const tempDir = () => {
   return dir;
 };
 
-let s3rver: S3rver;
-let s3: S3Client;
+let s3server: Awaited<ReturnType<typeof startS3>>;
+let s3: Awaited<ReturnType<typeof startS3>>["client"];
 let prefixes = 0;
 beforeAll(async () => {
-  s3rver = new S3rver({
-    port: 0,
-    address: "127.0.0.1",
-    silent: true,
-    directory: tempDir(),
-    configureBuckets: [{ name: "uploads" }],
-  });
-  const { port } = (await s3rver.run()) as AddressInfo;
-  s3 = new S3Client({
-    region: "us-east-1",
-    endpoint: `http://127.0.0.1:${port}`,
-    forcePathStyle: true,
-    credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
-    requestChecksumCalculation: "WHEN_REQUIRED",
-    responseChecksumValidation: "WHEN_REQUIRED",
-  });
+  s3server = await startS3();
+  s3 = s3server.client;
 });
 afterAll(async () => {
-  s3?.destroy();
-  await s3rver?.close();
+  await s3server?.close();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
