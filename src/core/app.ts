@@ -14,7 +14,7 @@ import type { ResourceApi } from "./api-types.ts";
 import type { ContextDeps } from "./context.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { ConfigError } from "./errors.ts";
-import { createHttpHandler } from "./http-handler.ts";
+import { createHttpHandler, type RequestHandler } from "./http-handler.ts";
 import { chainIdentify, type Identify } from "./identity.ts";
 import { buildApi } from "./in-process-api.ts";
 import { type AppInternals, INTERNALS } from "./internals.ts";
@@ -48,8 +48,8 @@ export interface CrudkitOptions<
 }
 
 export interface CrudkitApp<R extends AnyResource = AnyResource, P extends CrudkitPlugin = CrudkitPlugin> {
-  /** Web-standard request handler: `(Request) => Promise<Response>`. */
-  handler: (request: Request) => Promise<Response>;
+  /** Web-standard request handler: `(Request) => Promise<Response>`; hosts may pass the client's address. */
+  handler: RequestHandler;
   /** The same endpoints, called from server code. */
   api: ResourceApi<R>;
   /** Settles when migrations and plugin `init` are done; the handler waits for it by itself. */
@@ -87,6 +87,8 @@ export function crudkit<
     log,
     hooks: chainHooks(plugins.map((p) => p.hooks)),
   };
+  const caches = plugins.flatMap((p) => (p.readCache ? [p.readCache] : []));
+  if (caches.length > 1) throw new ConfigError("Only one plugin may cache reads; two were given.");
   const endpoints: Endpoint[] = [];
   const tables: TableDefinition[] = [];
   for (const resource of options.resources) {
@@ -95,6 +97,7 @@ export function crudkit<
       pluginHooks: plugins.flatMap((p) => (p.hooks ? [p.hooks] : [])),
       defaultLimit: options.defaultLimit ?? 10,
       maxLimit: options.maxLimit ?? 100,
+      readCache: caches[0],
       log,
     });
     endpoints.push(...resourceEndpoints(runtime));
@@ -141,7 +144,10 @@ export function crudkit<
     resources: options.resources,
     plugins: plugins as Plugins,
     endpoints,
-    close: () => database.kysely.destroy(),
+    async close() {
+      for (const plugin of plugins) await plugin.close?.();
+      await database.kysely.destroy();
+    },
     [INTERNALS]: { database, tables } satisfies AppInternals,
   } as CrudkitApp<Resources[number], Plugins[number]>;
 }

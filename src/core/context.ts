@@ -26,6 +26,7 @@ export class HttpContext implements EndpointContext {
     readonly request: Request,
     readonly params: Record<string, string>,
     private readonly deps: ContextDeps,
+    readonly ip: string | undefined,
   ) {
     this.db = deps.db;
   }
@@ -67,6 +68,7 @@ export interface CallOptions {
 export class InProcessContext implements EndpointContext {
   readonly source = "server" as const;
   readonly request = undefined;
+  readonly ip = undefined;
   readonly db: Kysely<any>;
   readonly headers: Headers;
   readonly params: Record<string, string>;

@@ -19,6 +19,8 @@ export interface EndpointContext {
   readonly source: "http" | "server";
   /** Server code asked to skip access rules. Never true over HTTP. */
   readonly overrideAccess: boolean;
+  /** The client's address as the host reported it (`serve()` passes the socket's), if known. */
+  readonly ip: string | undefined;
   readonly db: Kysely<any>;
   /** The parsed JSON body, read on first call within the body limit. */
   readBody(): Promise<unknown>;

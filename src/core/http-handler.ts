@@ -8,6 +8,14 @@ import { errorResponse, jsonResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
 import type { StartupGate } from "./startup.ts";
 
+/** What the host knows about a request beyond the Request itself. */
+export interface RequestInfo {
+  /** The client's address, recorded by the audit plugin. */
+  ip?: string;
+}
+
+export type RequestHandler = (request: Request, info?: RequestInfo) => Promise<Response>;
+
 export interface HandlerDeps {
   router: EndpointRouter;
   deps: ContextDeps;
@@ -15,18 +23,13 @@ export interface HandlerDeps {
   log: (message: string, error: unknown) => void;
 }
 
-export function createHttpHandler({
-  router,
-  deps,
-  startup,
-  log,
-}: HandlerDeps): (request: Request) => Promise<Response> {
-  return async (request) => {
+export function createHttpHandler({ router, deps, startup, log }: HandlerDeps): RequestHandler {
+  return async (request, info) => {
     try {
       const starting = startup();
       if (starting) await starting;
       const { endpoint, params } = router.match(request.method, pathOf(request.url));
-      const result = await endpoint.handler(new HttpContext(request, params, deps));
+      const result = await endpoint.handler(new HttpContext(request, params, deps, info?.ip));
       return toResponse(endpoint, result);
     } catch (error) {
       return errorResponse(toAPIError(error, log));

@@ -4,8 +4,8 @@ import type { Kysely } from "kysely";
 import type { DialectName } from "../db/dialect.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import type { AnyResourceHooks, HookChain } from "../resource/hooks.ts";
-import type { Endpoint } from "./endpoint.ts";
-import type { Identify, MaybePromise } from "./identity.ts";
+import type { Endpoint, EndpointContext } from "./endpoint.ts";
+import type { Identify, MaybePromise, User } from "./identity.ts";
 
 /** What a plugin may read from the app it is added to. */
 export interface PluginContext {
@@ -32,4 +32,23 @@ export interface CrudkitPlugin {
   identify?: Identify;
   /** Runs once, after migrations, before the first request. */
   init?: (app: PluginContext) => MaybePromise<void>;
+  /** Answers reads and lists of resources over HTTP, after their access rules passed (cache()). */
+  readCache?: ReadCache;
+  /** Releases timers and connections; `app.close()` calls it. */
+  close?: () => MaybePromise<void>;
+}
+
+/** A resource read or list that passed its access rule, as a caching plugin sees it. */
+export interface CachedRead {
+  resource: string;
+  operation: "read" | "list";
+  /** The record's id, or the list query in a normal form. */
+  key: string;
+  user: User | null;
+  ctx: EndpointContext;
+}
+
+export interface ReadCache {
+  /** Answers from the cache, or runs `load` (hooks and the database) and may keep its result. */
+  serve(read: CachedRead, load: () => Promise<unknown>): Promise<unknown>;
 }

@@ -7,7 +7,7 @@ import { getRequestListener } from "@hono/node-server";
 
 /** The part of an app serving needs. */
 export interface Servable {
-  handler: (request: Request) => Promise<Response>;
+  handler: (request: Request, info?: { ip?: string }) => Promise<Response>;
   ready?: Promise<void>;
 }
 
@@ -15,7 +15,9 @@ export type NodeListener = (incoming: IncomingMessage, outgoing: ServerResponse)
 
 /** A listener for `http.createServer(toNodeListener(app))`. */
 export function toNodeListener(app: Servable): NodeListener {
-  return getRequestListener((request) => app.handler(request)) as NodeListener;
+  return getRequestListener((request, env) =>
+    app.handler(request, { ip: env.incoming.socket.remoteAddress }),
+  ) as NodeListener;
 }
 
 export interface ServeOptions {

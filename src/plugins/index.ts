@@ -1,6 +1,20 @@
 // crudkit/plugins: the server plugins.
 
 export { type ApiKeyOptions, apiKey } from "./api-key/api-key.ts";
+export { type AuditedOperation, type AuditOptions, audit } from "./audit/audit.ts";
+export type { AuditAccessContext, AuditAccessRule } from "./audit/audit-logs-route.ts";
+export type { AuditEntry, AuditSource } from "./audit/audit-table.ts";
+export {
+  type BetterAuthLike,
+  type BetterAuthOptions,
+  type BetterAuthSession,
+  betterAuth,
+} from "./better-auth/better-auth.ts";
+export { type CacheAccessContext, type CacheOptions, type CacheStats, cache } from "./cache/cache.ts";
+export type { CacheLookup, CacheStore } from "./cache/cache-store.ts";
+export { type MemoryStoreOptions, memoryStore } from "./cache/memory-store.ts";
+export { type RedisLike, type RedisStoreOptions, redisStore } from "./cache/redis-store.ts";
+export { type JwtOptions, jwt } from "./jwt/jwt.ts";
 export { extensionOf, type FileNaming, sanitizeFilename } from "./upload/file-naming.ts";
 export type {
   UploadAccessContext,

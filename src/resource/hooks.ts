@@ -13,6 +13,8 @@ export interface HookContext {
   headers: Headers;
   source: "http" | "server";
   overrideAccess: boolean;
+  /** The client's address for HTTP requests, when the host gives it. */
+  ip: string | undefined;
   /** The database; inside `after<Op>` hooks of writes it is the write's transaction. */
   db: Kysely<any>;
 }

@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
+import type { ReadCache } from "../core/plugin.ts";
 import type { Database } from "../db/database.ts";
 import { createInputValidator, type InputValidator } from "../schema/input-validation.ts";
 import type { Operation } from "./access.ts";
@@ -20,6 +21,7 @@ export interface ResourceRuntime {
   readonly validator: InputValidator;
   readonly hooks: HookChain;
   readonly listRules: ListRules;
+  readonly readCache: ReadCache | undefined;
   readonly log: Log;
 }
 
@@ -28,6 +30,7 @@ export interface RuntimeOptions {
   pluginHooks: readonly AnyResourceHooks[];
   defaultLimit: number;
   maxLimit: number;
+  readCache: ReadCache | undefined;
   log: Log;
 }
 
@@ -46,6 +49,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
       defaultLimit: options.defaultLimit,
       maxLimit: options.maxLimit,
     },
+    readCache: options.readCache,
     log: options.log,
   };
 }
@@ -63,6 +67,7 @@ export function hookContext(
     headers: ctx.headers,
     source: ctx.source,
     overrideAccess: ctx.overrideAccess,
+    ip: ctx.ip,
     db: ctx.db,
   };
 }

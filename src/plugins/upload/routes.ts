@@ -280,6 +280,7 @@ function hookContext(
     headers: ctx.headers,
     source: ctx.source,
     overrideAccess: ctx.overrideAccess,
+    ip: ctx.ip,
     db: state.app.db,
   };
 }

@@ -18,14 +18,22 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       if (!ctx.overrideAccess)
         await checkRule(rule, { user, headers: ctx.headers, operation: "list", resource: resource.name });
       const query = parseListQuery(ctx.query, rt.listRules);
-      const base =
-        hooks.beforeList.length || hooks.afterList.length
-          ? { ...hookContext(ctx, rt, "list", user), query }
-          : undefined;
-      if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
-      const { items, total } = await rt.store.list(ctx.db, query);
-      const result = paginate(items, total, query);
-      return hooks.afterList.length ? runTransforming(hooks.afterList, base!, "result", result) : result;
+      const load = async () => {
+        const base =
+          hooks.beforeList.length || hooks.afterList.length
+            ? { ...hookContext(ctx, rt, "list", user), query }
+            : undefined;
+        if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
+        const { items, total } = await rt.store.list(ctx.db, query);
+        const result = paginate(items, total, query);
+        return hooks.afterList.length ? runTransforming(hooks.afterList, base!, "result", result) : result;
+      };
+      if (rt.readCache && ctx.source === "http") {
+        // The parsed query, so `?page=1` and no page share an entry.
+        const key = `${query.page}|${query.limit}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}`;
+        return rt.readCache.serve({ resource: resource.name, operation: "list", key, user, ctx }, load);
+      }
+      return load();
     },
   };
 }

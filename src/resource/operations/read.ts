@@ -17,14 +17,20 @@ export function readEndpoint(rt: ResourceRuntime): Endpoint {
       const id = ctx.params.id!;
       if (!ctx.overrideAccess)
         await checkRule(rule, { user, headers: ctx.headers, operation: "read", resource: resource.name, id });
-      const base =
-        hooks.beforeRead.length || hooks.afterRead.length
-          ? { ...hookContext(ctx, rt, "read", user), id }
-          : undefined;
-      if (hooks.beforeRead.length) await runAll(hooks.beforeRead, base!);
-      const record = await rt.store.findById(ctx.db, id);
-      if (!record) notFound(rt, id);
-      return hooks.afterRead.length ? runTransforming(hooks.afterRead, base!, "record", record) : record;
+      const load = async () => {
+        const base =
+          hooks.beforeRead.length || hooks.afterRead.length
+            ? { ...hookContext(ctx, rt, "read", user), id }
+            : undefined;
+        if (hooks.beforeRead.length) await runAll(hooks.beforeRead, base!);
+        const record = await rt.store.findById(ctx.db, id);
+        if (!record) notFound(rt, id);
+        return hooks.afterRead.length ? runTransforming(hooks.afterRead, base!, "record", record) : record;
+      };
+      // Server code always reads the database; HTTP callers may be answered from the cache.
+      if (rt.readCache && ctx.source === "http")
+        return rt.readCache.serve({ resource: resource.name, operation: "read", key: id, user, ctx }, load);
+      return load();
     },
   };
 }

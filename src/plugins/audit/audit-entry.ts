@@ -1,0 +1,83 @@
+// Builds an audit entry from a hook's context: who, from where, and what changed, with redacted
+// fields replaced before anything is stored.
+
+import { uuidv7 } from "../../core/id.ts";
+import type { HookContext } from "../../resource/hooks.ts";
+import type { AuditEntry } from "./audit-table.ts";
+
+export const REDACTED = "[redacted]";
+
+export interface EntryOptions {
+  /** Field names, or `resource.field`, stored as "[redacted]". */
+  redact: ReadonlySet<string>;
+  /** Take the client address from the first X-Forwarded-For entry (behind a proxy you trust). */
+  trustProxy: boolean;
+}
+
+type Rec = Record<string, unknown>;
+
+export interface EntryChange {
+  operation: string;
+  recordId: string | null;
+  before?: Rec | null;
+  after?: Rec | null;
+}
+
+export function buildEntry(ctx: HookContext, change: EntryChange, options: EntryOptions): AuditEntry {
+  const hidden = (key: string) => options.redact.has(key) || options.redact.has(`${ctx.resource}.${key}`);
+  const hide = (record: Rec | null | undefined) => (record ? redact(record, hidden) : null);
+  // Changes are found on the real values, so a redacted field that changed still shows as changed.
+  const changes =
+    change.operation === "update" && change.before && change.after
+      ? redactChanges(diff(change.before, change.after), hidden)
+      : null;
+  return {
+    id: uuidv7(),
+    createdAt: new Date().toISOString(),
+    resource: ctx.resource,
+    operation: change.operation,
+    recordId: change.recordId,
+    userId: ctx.user?.id ?? null,
+    source: ctx.overrideAccess ? "override" : ctx.source,
+    ip: clientAddress(ctx, options.trustProxy),
+    userAgent: clip(ctx.headers.get("user-agent"), 512),
+    before: hide(change.before),
+    after: hide(change.after),
+    changes,
+  };
+}
+
+type Changes = Record<string, { from: unknown; to: unknown }>;
+
+function redact(record: Rec, hidden: (key: string) => boolean): Rec {
+  const copy: Rec = { ...record };
+  for (const key of Object.keys(copy)) if (hidden(key)) copy[key] = REDACTED;
+  return copy;
+}
+
+function redactChanges(changes: Changes, hidden: (key: string) => boolean): Changes {
+  for (const key of Object.keys(changes)) if (hidden(key)) changes[key] = { from: REDACTED, to: REDACTED };
+  return changes;
+}
+
+function diff(before: Rec, after: Rec): Changes {
+  const changes: Changes = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const from = before[key] ?? null;
+    const to = after[key] ?? null;
+    if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from, to };
+  }
+  return changes;
+}
+
+function clientAddress(ctx: HookContext, trustProxy: boolean): string | null {
+  if (trustProxy) {
+    const forwarded = ctx.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
+    if (forwarded) return clip(forwarded, 64);
+  }
+  return clip(ctx.ip ?? null, 64);
+}
+
+function clip(value: string | null, max: number): string | null {
+  return value === null ? null : value.slice(0, max);
+}

@@ -1,0 +1,102 @@
+// The `audit_logs` table and its rows as API entries, indexed for the filters of GET /audit/logs
+// (each filter, newest first).
+
+import type { DialectName } from "../../db/dialect.ts";
+import type { TableDefinition } from "../../db/table-definition.ts";
+
+export const AUDIT_LOGS = "audit_logs";
+
+export const auditLogsTable: TableDefinition = {
+  name: AUDIT_LOGS,
+  columns: {
+    id: { type: "text", primaryKey: true, notNull: true },
+    created_at: { type: "date", notNull: true, defaultNow: true },
+    resource: { type: "text", notNull: true },
+    operation: { type: "text", notNull: true },
+    record_id: { type: "text" },
+    user_id: { type: "text" },
+    source: { type: "text", notNull: true, enumValues: ["http", "server", "override"] },
+    ip: { type: "text" },
+    user_agent: { type: "text" },
+    before: { type: "json" },
+    after: { type: "json" },
+    changes: { type: "json" },
+  },
+  indexes: [
+    { name: "audit_logs_created_at_id_idx", columns: ["created_at", "id"] },
+    { name: "audit_logs_resource_idx", columns: ["resource", "operation", "created_at"] },
+    { name: "audit_logs_record_id_idx", columns: ["record_id", "created_at"] },
+    { name: "audit_logs_user_id_idx", columns: ["user_id", "created_at"] },
+  ],
+};
+
+export type AuditSource = "http" | "server" | "override";
+
+/** One entry as GET /audit/logs returns it. */
+export interface AuditEntry {
+  id: string;
+  /** ISO 8601. */
+  createdAt: string;
+  resource: string;
+  /** `create`, `update`, `delete`, and `read` or `list` when reads are recorded. */
+  operation: string;
+  recordId: string | null;
+  userId: string | null;
+  /** `http` for requests, `server` for `app.api` calls, `override` for calls with `overrideAccess`. */
+  source: AuditSource;
+  ip: string | null;
+  userAgent: string | null;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+  /** Fields an update changed: `{ price: { from: 10, to: 12 } }`. */
+  changes: Record<string, { from: unknown; to: unknown }> | null;
+}
+
+export function toRow(entry: AuditEntry, dialect: DialectName): Record<string, unknown> {
+  return {
+    id: entry.id,
+    created_at: toDbDate(entry.createdAt, dialect),
+    resource: entry.resource,
+    operation: entry.operation,
+    record_id: entry.recordId,
+    user_id: entry.userId,
+    source: entry.source,
+    ip: entry.ip,
+    user_agent: entry.userAgent,
+    before: json(entry.before),
+    after: json(entry.after),
+    changes: json(entry.changes),
+  };
+}
+
+export function toEntry(row: Record<string, unknown>): AuditEntry {
+  const createdAt = row.created_at;
+  return {
+    id: String(row.id),
+    createdAt: createdAt instanceof Date ? createdAt.toISOString() : String(createdAt),
+    resource: String(row.resource),
+    operation: String(row.operation),
+    recordId: (row.record_id as string | null) ?? null,
+    userId: (row.user_id as string | null) ?? null,
+    source: row.source as AuditSource,
+    ip: (row.ip as string | null) ?? null,
+    userAgent: (row.user_agent as string | null) ?? null,
+    before: parsed(row.before),
+    after: parsed(row.after),
+    changes: parsed(row.changes),
+  };
+}
+
+/** SQLite keeps ISO text (which sorts as time); PostgreSQL and MySQL take a Date. */
+export function toDbDate(iso: string, dialect: DialectName): string | Date {
+  return dialect === "sqlite" ? iso : new Date(iso);
+}
+
+function json(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
+
+function parsed<T>(value: unknown): T | null {
+  if (value === null || value === undefined) return null;
+  return (typeof value === "string" ? JSON.parse(value) : value) as T;
+}

@@ -1,0 +1,99 @@
+// audit(): an entry for every create, update and delete (and file upload and delete), written by
+// the write's own `after<Op>` hook, inside its transaction: if the entry cannot be written the
+// change rolls back, and a change that fails leaves no entry.
+
+import type { Kysely } from "kysely";
+import type { PluginContext } from "../../core/plugin.ts";
+import type { AnyResourceHooks, HookContext } from "../../resource/hooks.ts";
+import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
+import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
+import { AUDIT_LOGS, auditLogsTable, toDbDate, toRow } from "./audit-table.ts";
+
+export type AuditedOperation = "create" | "update" | "delete" | "read" | "list";
+
+export interface AuditOptions {
+  /** What to record. @default ["create", "update", "delete"] */
+  operations?: readonly AuditedOperation[];
+  /** Field names (`password`) or `resource.field` names stored as "[redacted]". */
+  redact?: readonly string[];
+  /** Delete entries older than this many days, at startup and then hourly. @default keep forever */
+  retentionDays?: number;
+  /** Record the first X-Forwarded-For address instead of the socket's; only behind a proxy you trust. @default false */
+  trustProxy?: boolean;
+  /** Who may read GET /audit/logs. Denied when unset. */
+  access?: { read?: AuditAccessRule };
+}
+
+const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
+
+export function audit(options: AuditOptions = {}) {
+  const operations = new Set(options.operations ?? ["create", "update", "delete"]);
+  const entryOptions: EntryOptions = {
+    redact: new Set(options.redact ?? []),
+    trustProxy: options.trustProxy ?? false,
+  };
+  const retentionDays = options.retentionDays;
+  if (retentionDays !== undefined && !(retentionDays > 0))
+    throw new Error("audit(): retentionDays must be a positive number of days.");
+  let app: PluginContext | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const record = async (ctx: HookContext, change: EntryChange) => {
+    const entry = buildEntry(ctx, change, entryOptions);
+    // ctx.db is the write's transaction: this insert commits or rolls back with the change.
+    await ctx.db.insertInto(AUDIT_LOGS).values(toRow(entry, app!.dialect)).execute();
+  };
+
+  const hooks: AnyResourceHooks = {};
+  if (operations.has("create"))
+    hooks.afterCreate = (ctx) =>
+      record(ctx, { operation: "create", recordId: idOf(ctx.record), after: ctx.record });
+  if (operations.has("update"))
+    hooks.afterUpdate = (ctx) =>
+      record(ctx, { operation: "update", recordId: ctx.id, before: ctx.previous, after: ctx.record });
+  if (operations.has("delete"))
+    hooks.afterDelete = (ctx) => record(ctx, { operation: "delete", recordId: ctx.id, before: ctx.previous });
+  if (operations.has("read")) hooks.afterRead = (ctx) => record(ctx, { operation: "read", recordId: ctx.id });
+  if (operations.has("list")) hooks.afterList = (ctx) => record(ctx, { operation: "list", recordId: null });
+
+  /** Deletes entries older than `retentionDays`; returns how many went. */
+  async function prune(): Promise<number> {
+    if (!app) throw new Error("audit(): prune() needs the app to be ready (await app.ready).");
+    if (retentionDays === undefined) return 0;
+    return pruneOlderThan(app.db, app, new Date(Date.now() - retentionDays * DAY));
+  }
+
+  return {
+    id: "audit",
+    tables: [auditLogsTable],
+    hooks,
+    endpoints: (context: PluginContext) => [auditLogsRoute(context, options.access?.read)],
+    async init(context: PluginContext) {
+      app = context;
+      if (retentionDays === undefined) return;
+      await prune();
+      timer = setInterval(
+        () => prune().catch((e) => context.log("crudkit: pruning audit logs failed", e)),
+        HOUR,
+      );
+      timer.unref();
+    },
+    close() {
+      clearInterval(timer);
+    },
+    prune,
+  };
+}
+
+async function pruneOlderThan(db: Kysely<any>, app: PluginContext, cutoff: Date): Promise<number> {
+  const result = await db
+    .deleteFrom(AUDIT_LOGS)
+    .where("created_at", "<", toDbDate(cutoff.toISOString(), app.dialect))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+function idOf(record: Record<string, unknown>): string | null {
+  return typeof record.id === "string" ? record.id : null;
+}

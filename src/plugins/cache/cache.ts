@@ -1,0 +1,125 @@
+// cache(): answers resource reads and lists over HTTP from a store, after their access rules have
+// run, keyed by resource, operation, the normal form of the query and who is asking. Every
+// create, update and delete (HTTP or app.api) moves the resource's generation on after it commits.
+
+import type { Endpoint } from "../../core/endpoint.ts";
+import type { User } from "../../core/identity.ts";
+import type { CachedRead, CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
+import { authorizePluginRoute, type PluginRule } from "../../core/plugin-access.ts";
+import type { AnyResourceHooks, HookContext } from "../../resource/hooks.ts";
+import type { CacheStore } from "./cache-store.ts";
+import { memoryStore } from "./memory-store.ts";
+
+export interface CacheAccessContext {
+  user: User | null;
+  headers: Headers;
+}
+
+export interface CacheOptions {
+  /** @default memoryStore() */
+  store?: CacheStore;
+  /** Seconds an answer may be served. @default 60 */
+  ttl?: number;
+  /** Resources to cache. @default every resource */
+  resources?: readonly string[];
+  /**
+   * The part of the caller an answer depends on. Callers with different values never share an
+   * entry. @default the user's id and roles: each caller has entries of their own.
+   * Return a constant when answers are the same for everyone who passes the rules.
+   */
+  varyBy?: (user: User | null) => string;
+  /** Who may read GET /cache/stats. Denied when unset. */
+  access?: { stats?: PluginRule<CacheAccessContext> };
+}
+
+export interface CacheStats {
+  store: string;
+  hits: number;
+  misses: number;
+  /** Lookups or saves the store failed; the request was answered from the database. */
+  errors: number;
+  /** Held by this process's memory store; null for shared stores. */
+  entries: number | null;
+  bytes: number | null;
+}
+
+const HIT_HEADERS = { "content-type": "application/json", "x-cache": "HIT" } as const;
+const MISS_HEADERS = { "content-type": "application/json", "x-cache": "MISS" } as const;
+
+export function cache(options: CacheOptions = {}) {
+  const store = options.store ?? memoryStore();
+  const ttlMs = Math.round((options.ttl ?? 60) * 1000);
+  if (!(ttlMs >= 1)) throw new Error("cache(): ttl must be a positive number of seconds.");
+  const only = options.resources ? new Set(options.resources) : undefined;
+  const varyBy = options.varyBy ?? byUser;
+  const counts = { hits: 0, misses: 0, errors: 0 };
+  let log: PluginContext["log"] = (message, error) => console.error(message, error);
+
+  async function serve(read: CachedRead, load: () => Promise<unknown>): Promise<unknown> {
+    if (only && !only.has(read.resource)) return load();
+    const key = `${read.operation}\0${varyBy(read.user)}\0${read.key}`;
+    let generation: string;
+    try {
+      const found = await store.lookup(read.resource, key);
+      if (found.body !== undefined) {
+        counts.hits++;
+        return new Response(found.body, { headers: HIT_HEADERS });
+      }
+      generation = found.generation;
+    } catch (error) {
+      // The store is down: answer from the database, uncached.
+      counts.errors++;
+      log("crudkit: cache lookup failed", error);
+      return load();
+    }
+    counts.misses++;
+    const body = JSON.stringify(await load());
+    await store.save(read.resource, key, generation, body, ttlMs).catch((error) => {
+      counts.errors++;
+      log("crudkit: cache save failed", error);
+    });
+    return new Response(body, { headers: MISS_HEADERS });
+  }
+
+  const invalidate = (ctx: HookContext) =>
+    only && !only.has(ctx.resource) ? undefined : store.invalidate(ctx.resource);
+  const hooks: AnyResourceHooks = {
+    afterCreateCommit: invalidate,
+    afterUpdateCommit: invalidate,
+    afterDeleteCommit: invalidate,
+  };
+
+  const statsRoute: Endpoint<never, unknown, CacheStats, "/cache/stats"> = {
+    method: "GET",
+    path: "/cache/stats",
+    async handler(ctx) {
+      await authorizePluginRoute(options.access?.stats, ctx, {
+        plugin: "cache",
+        subject: "cache stats",
+        operation: "stats",
+      });
+      const usage = store.usage?.();
+      return {
+        store: store.kind,
+        ...counts,
+        entries: usage?.entries ?? null,
+        bytes: usage?.bytes ?? null,
+      } satisfies CacheStats;
+    },
+  };
+
+  return {
+    id: "cache",
+    hooks,
+    readCache: { serve },
+    endpoints: [statsRoute],
+    init(context: PluginContext) {
+      log = context.log;
+    },
+  } satisfies CrudkitPlugin;
+}
+
+function byUser(user: User | null): string {
+  if (!user) return "";
+  return user.roles?.length ? `${user.id}\0${[...user.roles].sort().join(",")}` : user.id;
+}
