@@ -1,8 +1,9 @@
 // Type tests for crudkit/client: what compiles, what does not, and what each call returns.
 // The calls sit in functions that never run; `tsc` (part of npm test) is the judge.
 
-import type { ListResult } from "crudkit";
+import type { ListResult, Pagination } from "crudkit";
 import { type ClientError, type ClientResult, createClient } from "crudkit/client";
+import type { AuditEntry } from "crudkit/plugins";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { ClientTestApp } from "./client-app.ts";
 
@@ -77,7 +78,12 @@ describe("client types", () => {
       ping: () => client.ping(),
       fetched: () => client.$fetch("/echo/stats", { query: { scale: 2 } }),
       loose: () => client.$fetch<{ custom: number }>("/anything"),
+      audit: () =>
+        client.$fetch("/audit/logs", { query: { resource: "product", page: 2, from: "2026-01-01" } }),
     };
+    expectTypeOf<Awaited<ReturnType<typeof calls.audit>>>().toEqualTypeOf<
+      ClientResult<{ items: AuditEntry[]; pagination: Pagination }>
+    >();
     expectTypeOf<Awaited<ReturnType<typeof calls.echo>>>().toEqualTypeOf<
       ClientResult<{ room: string; message: string; user: string | null; trace: string | null }>
     >();
@@ -91,6 +97,10 @@ describe("client types", () => {
 
   it("refuse what does not fit", () => {
     const never = () => {
+      // @ts-expect-error the audit log has no such filter
+      void client.$fetch("/audit/logs", { query: { colour: "red" } });
+      // @ts-expect-error page is a number
+      void client.$fetch("/audit/logs", { query: { page: "two" } });
       // @ts-expect-error create requires name
       void client.product.create({ price: 5 });
       // @ts-expect-error price must be a number

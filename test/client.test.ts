@@ -265,6 +265,31 @@ describe("plugin methods and $fetch", () => {
   });
 });
 
+describe("the audit log through $fetch", () => {
+  it("reads GET /audit/logs with typed filters, behind the audit rule", async () => {
+    const admin = createClient<ClientTestApp>({ baseURL, headers: { "x-api-key": "admin" } });
+    const made = await admin.product.create({ name: "Audited", price: 3 });
+    const id = made.data!.id;
+    await admin.product.update(id, { price: 4 });
+    const logs = await admin.$fetch("/audit/logs", {
+      query: { resource: "product", recordId: id, limit: 10 },
+    });
+    expect(logs.error).toBeNull();
+    expect(logs.data?.items.map((e) => [e.operation, e.userId, e.source])).toEqual([
+      ["update", "admin", "http"],
+      ["create", "admin", "http"],
+    ]);
+    expect(logs.data?.items[0]?.changes?.price).toEqual({ from: 3, to: 4 });
+    // serve() passes the socket's address.
+    expect(logs.data?.items[0]?.ip).toMatch(/127\.0\.0\.1/);
+    expect(logs.data?.pagination).toMatchObject({ page: 1, limit: 10, total: 2 });
+    const user = createClient<ClientTestApp>({ baseURL, headers: { "x-api-key": "user" } });
+    expect((await user.$fetch("/audit/logs")).error).toMatchObject({ status: 403, code: "FORBIDDEN" });
+    const bad = await admin.$fetch("/audit/logs", { query: { limit: 0 } });
+    expect(bad.error).toMatchObject({ status: 400, code: "VALIDATION_ERROR" });
+  });
+});
+
 async function closedPort(): Promise<number> {
   const probe = createServer();
   await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));

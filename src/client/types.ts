@@ -66,16 +66,26 @@ export interface FetchCallOptions<T = unknown> extends CallOptions<T> {
   body?: unknown;
 }
 
-type KnownPaths<App> = { [E in PluginEndpoints<App> as StaticPathOf<E>]: OutputOf<E> };
+type KnownPaths<App> = { [E in PluginEndpoints<App> as StaticPathOf<E>]: E };
+
+/** Options for a declared endpoint: a query schema (defineEndpoint's `query`) types the query. */
+type KnownFetchOptions<E> = E extends { $query?: infer Q }
+  ? unknown extends Q
+    ? FetchCallOptions<OutputOf<E>>
+    : Omit<FetchCallOptions<OutputOf<E>>, "query"> & { query?: NonNullable<Q> }
+  : FetchCallOptions<OutputOf<E>>;
 
 export interface Fetch<App> {
-  /** A plugin endpoint the server declares: the result is typed from it. */
+  /** A plugin endpoint the server declares: the result (and a GET's query) is typed from it. */
   <P extends keyof KnownPaths<App> & string>(
     path: P,
-    options?: FetchCallOptions<KnownPaths<App>[P]>,
-  ): Promise<ClientResult<KnownPaths<App>[P]>>;
-  /** Any path under the base URL; say what arrives with `T`. */
-  <T = unknown>(path: string, options?: FetchCallOptions<T>): Promise<ClientResult<T>>;
+    options?: KnownFetchOptions<KnownPaths<App>[P]>,
+  ): Promise<ClientResult<OutputOf<KnownPaths<App>[P]>>>;
+  /** Any other path under the base URL; say what arrives with `T`. */
+  <T = unknown, P extends string = string>(
+    path: P & (P extends keyof KnownPaths<App> ? never : unknown),
+    options?: FetchCallOptions<T>,
+  ): Promise<ClientResult<T>>;
 }
 
 export type Client<App> = { [R in ResourcesOf<App> as R["name"]]: ResourceClient<R> } & PluginMethods<App> & {

@@ -43,7 +43,10 @@ export function defineEndpoint<
   Output = unknown,
 >(
   definition: EndpointDefinition<Method, Path, Query, Body, Output>,
-): Endpoint<Method, EndpointInput<Path, Query, Body>, Awaited<Output>, Path> {
+): Endpoint<Method, EndpointInput<Path, Query, Body>, Awaited<Output>, Path> & {
+  /** Type carrier: the query the endpoint accepts, for `$fetch`. Never set at runtime. */
+  readonly $query?: InputOf<Query>;
+} {
   const { query, body, handler, ...rest } = definition;
   return {
     ...rest,

@@ -40,8 +40,8 @@ const auditQuery = z.strictObject({
   from: instant.optional(),
   /** Entries before this instant. */
   to: instant.optional(),
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  page: z.coerce.number<number>().int().min(1).max(1_000_000).default(1),
+  limit: z.coerce.number<number>().int().min(1).max(100).default(20),
 });
 
 export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undefined) {
