@@ -1,6 +1,7 @@
 // The benchmark's yardstick: the example API written by hand on node:http and better-sqlite3
 // prepared statements. Same routes, same checks (API key, validation, unknown fields, ids,
-// timestamps, search, pagination), same SQLite settings and schema. Not part of the library.
+// timestamps, search, pagination), same SQLite settings and schema, and like the example's audit()
+// an audit row written in each write's transaction. Not part of the library.
 //   PORT, DATA_DIR, API_KEY as for the example server.
 
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -35,6 +36,45 @@ db.exec(`create table if not exists "product" ("id" text primary key, "name" tex
 db.exec(`create table if not exists "uploaded_files" ("id" text primary key, "filename" text not null, "original_name" text not null,
   "mime_type" text not null, "size" integer not null, "path" text not null, "url" text, "uploaded_by" text, "uploaded_at" text, "metadata" text)`);
 const insertFile = db.prepare(`insert into "uploaded_files" values (?,?,?,?,?,?,?,?,?,?)`);
+db.exec(`create table if not exists "audit_logs" ("id" text primary key, "created_at" text not null, "resource" text not null,
+  "operation" text not null, "record_id" text, "user_id" text, "source" text not null, "ip" text, "user_agent" text,
+  "before" text, "after" text, "changes" text);
+  create index if not exists "audit_logs_created_at_id_idx" on "audit_logs" ("created_at", "id");
+  create index if not exists "audit_logs_resource_idx" on "audit_logs" ("resource", "operation", "created_at");
+  create index if not exists "audit_logs_record_id_idx" on "audit_logs" ("record_id", "created_at");
+  create index if not exists "audit_logs_user_id_idx" on "audit_logs" ("user_id", "created_at")`);
+const insertAudit = db.prepare(`insert into "audit_logs" values (?,?,?,?,?,?,?,?,?,?,?,?)`);
+
+/** The audit row the example's audit() writes, with the changed fields of an update. */
+function audit(
+  req: IncomingMessage,
+  resource: string,
+  operation: string,
+  recordId: string,
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+): void {
+  let changes: Record<string, { from: unknown; to: unknown }> | null = null;
+  if (before && after) {
+    changes = {};
+    for (const key of Object.keys(after))
+      if (before[key] !== after[key]) changes[key] = { from: before[key], to: after[key] };
+  }
+  insertAudit.run(
+    uuidv7(),
+    new Date().toISOString(),
+    resource,
+    operation,
+    recordId,
+    "example-user",
+    "http",
+    req.socket.remoteAddress ?? null,
+    req.headers["user-agent"] ?? null,
+    before && JSON.stringify(before),
+    after && JSON.stringify(after),
+    changes && JSON.stringify(changes),
+  );
+}
 const insert = db.prepare(
   `insert into "product" ("id","name","price","status","createdAt","updatedAt") values (?,?,?,?,?,?)`,
 );
@@ -123,7 +163,10 @@ async function create(req: IncomingMessage, res: ServerResponse): Promise<void> 
     updatedAt: now,
   };
   try {
-    insert.run(product.id, product.name, product.price, product.status, now, now);
+    db.transaction(() => {
+      insert.run(product.id, product.name, product.price, product.status, now, now);
+      audit(req, "product", "create", product.id, null, product);
+    })();
   } catch {
     return fail(res, 409, "CONFLICT", "Duplicate id.");
   }
@@ -145,10 +188,16 @@ async function update(req: IncomingMessage, res: ServerResponse, id: string): Pr
     );
     updates.set(key, statement);
   }
-  const row = statement.get(
-    ...columns.map((c) => (c === "updatedAt" ? new Date().toISOString() : body[c])),
-    id,
-  );
+  const row = db.transaction(() => {
+    const before = byId.get(id) as Product | undefined;
+    if (!before) return undefined;
+    const after = statement.get(
+      ...columns.map((c) => (c === "updatedAt" ? new Date().toISOString() : body[c])),
+      id,
+    ) as Product;
+    audit(req, "product", "update", id, before, after);
+    return after;
+  })();
   if (!row) return fail(res, 404, "NOT_FOUND", "No such product.");
   send(res, 200, row);
 }
@@ -218,18 +267,21 @@ async function uploadFile(req: IncomingMessage, res: ServerResponse): Promise<vo
     uploadedAt: new Date().toISOString(),
     metadata: null,
   };
-  insertFile.run(
-    id,
-    name,
-    body.filename,
-    body.mimeType,
-    bytes.byteLength,
-    name,
-    record.url,
-    record.uploadedBy,
-    record.uploadedAt,
-    null,
-  );
+  db.transaction(() => {
+    insertFile.run(
+      id,
+      name,
+      body.filename,
+      body.mimeType,
+      bytes.byteLength,
+      name,
+      record.url,
+      record.uploadedBy,
+      record.uploadedAt,
+      null,
+    );
+    audit(req, "uploaded_file", "create", id, null, record);
+  })();
   send(res, 201, record);
 }
 
@@ -251,7 +303,11 @@ async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
       row ? send(res, 200, row) : fail(res, 404, "NOT_FOUND", "No such product.");
     } else if (req.method === "PATCH") await update(req, res, id);
     else if (req.method === "DELETE") {
-      const row = remove.get(id);
+      const row = db.transaction(() => {
+        const before = remove.get(id) as Product | undefined;
+        if (before) audit(req, "product", "delete", id, before, null);
+        return before;
+      })();
       row ? send(res, 200, { success: true, id }) : fail(res, 404, "NOT_FOUND", "No such product.");
     } else fail(res, 405, "METHOD_NOT_ALLOWED", "Method not allowed.");
   } else fail(res, 404, "NOT_FOUND", "No route.");

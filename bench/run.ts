@@ -1,6 +1,9 @@
 // `npm run bench`: the example API against the hand-written reference server, same machine, same
 // run, scenarios interleaved. Prints req/s, p99 and the ratio API/reference per scenario, and the
-// peak RSS of both server processes.
+// peak RSS of both server processes. The API runs with its cache off (CACHE=off) for every
+// scenario but the "cached" ones, which a second API process on the same database answers with
+// cache() on; their throughput is also compared with the uncached API's in the same run.
+//   --only <text>: just the scenarios whose name contains it, and no 100 MiB upload
 //   --duration <s> (4)  --connections <n> (32)  --rounds <n> (3)  --seed <n> (2000)
 //   --db sqlite|postgres (sqlite): the example API's database; postgres uses a fresh database on the
 //   server CRUDKIT_TEST_POSTGRES_URL points at (scripts/services.sh starts one). The reference stays SQLite.
@@ -21,6 +24,7 @@ const { values: args } = parseArgs({
     rounds: { type: "string", default: "3" },
     seed: { type: "string", default: "2000" },
     db: { type: "string", default: "sqlite" },
+    only: { type: "string" },
   },
 });
 const DURATION = Number(args.duration);
@@ -39,6 +43,10 @@ interface Target {
 
 interface Scenario {
   name: string;
+  /** Served by the API with cache() on; compared with the uncached scenario of this name too. */
+  cachedOf?: string;
+  /** Paths to request once before measuring, so the measurement sees a warm cache. */
+  warm?: (target: Target) => string[];
   request: (target: Target) => { method: string; path: string; body?: string };
   /** Fewer connections for large bodies. @default --connections */
   connections?: number;
@@ -59,7 +67,19 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * ite
 const scenarios: Scenario[] = [
   { name: "read by id", request: (t) => ({ method: "GET", path: `/api/product/${pick(t.ids)}` }) },
   {
+    name: "read by id, cached",
+    cachedOf: "read by id",
+    warm: (t) => t.ids.map((id) => `/api/product/${id}`),
+    request: (t) => ({ method: "GET", path: `/api/product/${pick(t.ids)}` }),
+  },
+  {
     name: "list page",
+    request: () => ({ method: "GET", path: `/api/products?page=${1 + (counter++ % 5)}&limit=10` }),
+  },
+  {
+    name: "list page, cached",
+    cachedOf: "list page",
+    warm: () => [1, 2, 3, 4, 5].map((page) => `/api/products?page=${page}&limit=10`),
     request: () => ({ method: "GET", path: `/api/products?page=${1 + (counter++ % 5)}&limit=10` }),
   },
   {
@@ -111,6 +131,7 @@ async function start(
   dataDir: string,
   databaseUrl = "",
   maxFileSize = 10 * 1024 * 1024,
+  cache = "off",
 ): Promise<Target> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", script], {
@@ -122,6 +143,7 @@ async function start(
       MAX_FILE_SIZE: String(maxFileSize),
       API_KEY,
       DATABASE_URL: databaseUrl,
+      CACHE: cache,
     },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -220,9 +242,13 @@ async function main(): Promise<void> {
   const database = args.db === "postgres" ? await freshPostgres() : undefined;
   const api = await start("api", "examples/server.ts", join(dir, "api"), database?.url);
   const reference = await start("reference", "bench/reference-server.ts", join(dir, "reference"));
+  let cachedApi: Target | undefined;
   try {
     await seed(api);
     await seed(reference);
+    // Started after seeding: it finds the tables made and shares the uncached API's database.
+    cachedApi = await start("api", "examples/server.ts", join(dir, "api"), database?.url, undefined, "on");
+    cachedApi.ids = api.ids;
     console.log(
       `crudkit bench: API on ${args.db}, reference on SQLite; ${SEED} products seeded, ${CONNECTIONS} connections, ${DURATION}s x ${ROUNDS} rounds, interleaved\n`,
     );
@@ -230,14 +256,32 @@ async function main(): Promise<void> {
       ["scenario", "api req/s", "api p99", "ref req/s", "ref p99", "ratio", "non-2xx"],
     ];
     let failures = 0;
-    for (const scenario of scenarios) {
+    const apiMeans = new Map<string, number>();
+    const cacheGains: string[] = [];
+    const named = scenarios.filter((s) => !args.only || s.name.includes(args.only));
+    // A cached scenario needs its uncached one, measured first, for the comparison.
+    const chosen = scenarios.filter((s) => named.includes(s) || named.some((n) => n.cachedOf === s.name));
+    for (const scenario of chosen) {
       const totals = { api: [] as Measurement[], reference: [] as Measurement[] };
+      const ours = scenario.cachedOf ? cachedApi : api;
+      for (const path of scenario.warm?.(ours) ?? [])
+        await (await fetch(ours.url + path, { headers: HEADERS })).arrayBuffer();
       for (let round = 0; round < ROUNDS; round++) {
         // Alternate which server goes first so neither always runs on a warmer machine.
-        const order = round % 2 === 0 ? [reference, api] : [api, reference];
+        const order = round % 2 === 0 ? [reference, ours] : [ours, reference];
         for (const target of order) totals[target.name].push(await measure(target, scenario));
       }
       const mean = (ms: Measurement[]) => ms.reduce((sum, m) => sum + m.requests, 0) / ms.length;
+      apiMeans.set(scenario.name, mean(totals.api));
+      if (scenario.cachedOf) {
+        const gain = mean(totals.api) / apiMeans.get(scenario.cachedOf)!;
+        cacheGains.push(`${scenario.cachedOf} ${gain.toFixed(2)}x`);
+        // The target (issue 6): a cached read at least 1.5 times the uncached one.
+        if (scenario.cachedOf === "read by id" && gain < 1.5) {
+          console.log(`cached read is only ${gain.toFixed(2)}x the uncached read (target 1.5x)`);
+          process.exitCode = 1;
+        }
+      }
       const p99 = (ms: Measurement[]) => Math.max(...ms.map((m) => m.p99));
       const bad = [...totals.api, ...totals.reference].reduce((sum, m) => sum + m.non2xx + m.errors, 0);
       failures += bad;
@@ -254,14 +298,16 @@ async function main(): Promise<void> {
     }
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
     for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  "));
-    console.log(`\npeak RSS: api ${peakRss(api.process)} MiB, reference ${peakRss(reference.process)} MiB`);
-    await uploadMemory(dir);
+    console.log(`\ncached API vs uncached API, same run: ${cacheGains.join(", ")} (target for reads: 1.5x)`);
+    console.log(`peak RSS: api ${peakRss(api.process)} MiB, reference ${peakRss(reference.process)} MiB`);
+    if (!args.only) await uploadMemory(dir);
     if (failures > 0) {
       console.log(`${failures} non-2xx responses or errors`);
       process.exitCode = 1;
     }
   } finally {
     api.process.kill();
+    cachedApi?.process.kill();
     reference.process.kill();
     await database?.drop();
     await rm(dir, { recursive: true, force: true });

@@ -1,7 +1,8 @@
-// The example API: the spec's `product` resource, every operation behind the X-API-Key header.
+// The example API: the spec's `product` resource, every operation behind the X-API-Key header,
+// with file uploads, an audit log of every write and a cache of reads.
 
 import { apiKey, createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
-import { upload } from "crudkit/plugins";
+import { audit, cache, upload } from "crudkit/plugins";
 import { z } from "zod";
 
 const signedIn = ({ user }: { user: unknown }) => user !== null;
@@ -31,7 +32,12 @@ export interface ExampleOptions {
   uploadDir: string;
   /** The key callers send in X-API-Key. */
   apiKey: string;
+  /** Cache reads and lists in memory. @default true */
+  cache?: boolean;
 }
+
+const isAdmin = ({ user }: { user: { roles?: readonly string[] } | null }) =>
+  user?.roles?.includes("admin") === true;
 
 export function createExampleApp(options: ExampleOptions) {
   return crudkit({
@@ -46,6 +52,8 @@ export function createExampleApp(options: ExampleOptions) {
         maxFileSize: Number(process.env.MAX_FILE_SIZE ?? 10 * 1024 * 1024),
         access: { upload: signedIn, read: signedIn, download: signedIn, delete: signedIn, list: signedIn },
       }),
+      audit({ access: { read: isAdmin } }),
+      ...(options.cache === false ? [] : [cache({ ttl: 60, access: { stats: isAdmin } })]),
     ],
   });
 }

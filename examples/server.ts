@@ -1,6 +1,7 @@
 // `npm start`: serves the example API on embedded SQLite.
 //   PORT (3000), HOST (127.0.0.1), API_KEY (a development key when unset), DATA_DIR (./data),
-//   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR), MAX_FILE_SIZE (10485760)
+//   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR), MAX_FILE_SIZE (10485760),
+//   CACHE (on; `off` serves every read from the database)
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -21,7 +22,12 @@ if (!key) {
 
 const databaseUrl = process.env.DATABASE_URL || `file:${join(dataDir, "app.db")}`;
 const uploadDir = join(dataDir, "uploads");
-const app = createExampleApp({ database: databaseFromUrl(databaseUrl), apiKey: key, uploadDir });
+const app = createExampleApp({
+  database: databaseFromUrl(databaseUrl),
+  apiKey: key,
+  uploadDir,
+  cache: process.env.CACHE !== "off",
+});
 const running = await serve(await withSite(app, uploadDir), { port, hostname });
 
 console.log(`crudkit example API listening on ${running.url}/api`);

@@ -6,7 +6,7 @@ import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { Readable } from "node:stream";
-import { assertPlainName } from "crudkit";
+import { assertPlainName, type ConnectionInfo } from "crudkit";
 import { bundleClient } from "../scripts/bundle-client.ts";
 
 const STATIC_TYPES: Record<string, string> = {
@@ -20,14 +20,14 @@ const STATIC_TYPES: Record<string, string> = {
 };
 
 export async function withSite(
-  app: { handler: (request: Request) => Promise<Response>; ready: Promise<void> },
+  app: { handler: (request: Request, info?: ConnectionInfo) => Promise<Response>; ready: Promise<void> },
   uploadDir: string,
 ) {
   const page = await readFile(new URL("./public/index.html", import.meta.url), "utf8");
   const { code } = await bundleClient();
   return {
     ready: app.ready,
-    handler(request: Request): Promise<Response> {
+    handler(request: Request, info?: ConnectionInfo): Promise<Response> {
       // A slice, not new URL(): this runs in front of every API request the benchmark sends.
       const url = request.url;
       const path = url.slice(url.indexOf("/", url.indexOf("://") + 3));
@@ -42,7 +42,7 @@ export async function withSite(
       }
       if (path.startsWith("/uploads/") && request.method === "GET")
         return staticUpload(uploadDir, path.slice("/uploads/".length));
-      return app.handler(request);
+      return app.handler(request, info);
     },
   };
 }

@@ -24,8 +24,10 @@ export {
   type ErrorCode,
   type ErrorDetail,
 } from "./core/errors.ts";
+export type { ConnectionInfo, RequestHandler } from "./core/http-handler.ts";
 export type { Identify, User } from "./core/identity.ts";
-export type { CrudkitPlugin, PluginContext } from "./core/plugin.ts";
+export type { CachedRead, CrudkitPlugin, PluginContext, ReadCache } from "./core/plugin.ts";
+export { authorizePluginRoute, type PluginRule, type PluginRuleSite } from "./core/plugin-access.ts";
 export type { DatabaseOptions } from "./db/database.ts";
 export type {
   ColumnDefinition,

@@ -9,12 +9,12 @@ import type { EndpointRouter } from "./router.ts";
 import type { StartupGate } from "./startup.ts";
 
 /** What the host knows about a request beyond the Request itself. */
-export interface RequestInfo {
+export interface ConnectionInfo {
   /** The client's address, recorded by the audit plugin. */
   ip?: string;
 }
 
-export type RequestHandler = (request: Request, info?: RequestInfo) => Promise<Response>;
+export type RequestHandler = (request: Request, info?: ConnectionInfo) => Promise<Response>;
 
 export interface HandlerDeps {
   router: EndpointRouter;
