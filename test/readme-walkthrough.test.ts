@@ -74,9 +74,13 @@ function walkThrough(): { setup: string; steps: { command: string; expected: unk
   return { setup: setup!.code, steps };
 }
 
-/** Ids and times differ from run to run; everything else must match. */
+/** Ids, times and curl's version differ from run to run; everything else must match. */
 function normalize(value: unknown): unknown {
-  if (typeof value === "string") return UUID.test(value) ? "<id>" : ISO.test(value) ? "<time>" : value;
+  if (typeof value === "string") {
+    if (UUID.test(value)) return "<id>";
+    if (ISO.test(value)) return "<time>";
+    return /^curl\/[\d.]+$/.test(value) ? "curl/<version>" : value;
+  }
   if (Array.isArray(value)) return value.map(normalize);
   if (value && typeof value === "object")
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v)]));
