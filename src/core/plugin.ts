@@ -49,6 +49,6 @@ export interface CachedRead {
 }
 
 export interface ReadCache {
-  /** Answers from the cache, or runs `load` (hooks and the database) and may keep its result. */
-  serve(read: CachedRead, load: () => Promise<unknown>): Promise<unknown>;
+  /** Answers from the cache, or runs `load(read)` (hooks and the database) and may keep its result. */
+  serve(read: CachedRead, load: (read: CachedRead) => Promise<unknown>): Promise<unknown>;
 }

@@ -1,7 +1,7 @@
 // apiKey(): identifies callers by a key in a header. A known key → its user; an unknown key →
 // 401; no key → anonymous. Keys are compared in constant time.
 
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { APIError } from "../../core/errors.ts";
 import type { User } from "../../core/identity.ts";
 import type { CrudkitPlugin } from "../../core/plugin.ts";
@@ -35,5 +35,5 @@ export function apiKey(options: ApiKeyOptions) {
 }
 
 function digest(key: string): Buffer {
-  return createHash("sha256").update(key).digest();
+  return hash("sha256", key, "buffer");
 }

@@ -13,7 +13,8 @@ export interface CacheLookup {
 export interface CacheStore {
   /** For the stats route: `memory`, `redis`. */
   readonly kind: string;
-  lookup(resource: string, key: string): Promise<CacheLookup>;
+  /** May answer synchronously (the memory store does), which saves a turn of the event loop on hits. */
+  lookup(resource: string, key: string): CacheLookup | Promise<CacheLookup>;
   save(resource: string, key: string, generation: string, body: string, ttlMs: number): Promise<void>;
   /** Makes every cached answer of the resource stale, on every instance sharing the store. */
   invalidate(resource: string): Promise<void>;

@@ -55,12 +55,14 @@ export function cache(options: CacheOptions = {}) {
   const counts = { hits: 0, misses: 0, errors: 0 };
   let log: PluginContext["log"] = (message, error) => console.error(message, error);
 
-  async function serve(read: CachedRead, load: () => Promise<unknown>): Promise<unknown> {
-    if (only && !only.has(read.resource)) return load();
+  async function serve(read: CachedRead, load: (read: CachedRead) => Promise<unknown>): Promise<unknown> {
+    if (only && !only.has(read.resource)) return load(read);
     const key = `${read.operation}\0${varyBy(read.user)}\0${read.key}`;
     let generation: string;
     try {
-      const found = await store.lookup(read.resource, key);
+      const pending = store.lookup(read.resource, key);
+      // The memory store answers at once; waiting a turn for it would only add to every hit.
+      const found = pending instanceof Promise ? await pending : pending;
       if (found.body !== undefined) {
         counts.hits++;
         return new Response(found.body, { headers: HIT_HEADERS });
@@ -70,10 +72,10 @@ export function cache(options: CacheOptions = {}) {
       // The store is down: answer from the database, uncached.
       counts.errors++;
       log("crudkit: cache lookup failed", error);
-      return load();
+      return load(read);
     }
     counts.misses++;
-    const body = JSON.stringify(await load());
+    const body = JSON.stringify(await load(read));
     await store.save(read.resource, key, generation, body, ttlMs).catch((error) => {
       counts.errors++;
       log("crudkit: cache save failed", error);

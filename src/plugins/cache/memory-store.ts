@@ -1,5 +1,7 @@
-// The default cache store: this process's memory, bounded by entries and bytes, least recently
-// used first out. Instances do not share it, so a write on one does not reach another's cache:
+// The default cache store: this process's memory, bounded by entries and bytes. Eviction is
+// second-chance (CLOCK): a hit only sets a flag, and an entry used since it was saved is passed
+// over once before it can go, which approximates least-recently-used without reordering the
+// map on every hit. Instances do not share it, so a write on one does not reach another's cache:
 // use redisStore() when several instances serve the same database.
 
 import type { CacheLookup, CacheStore } from "./cache-store.ts";
@@ -16,6 +18,7 @@ interface Entry {
   body: string;
   expires: number;
   bytes: number;
+  used: boolean;
 }
 
 export function memoryStore(options: MemoryStoreOptions = {}): CacheStore {
@@ -23,20 +26,34 @@ export function memoryStore(options: MemoryStoreOptions = {}): CacheStore {
   const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
   if (!(maxEntries >= 1) || !(maxBytes >= 1))
     throw new Error("memoryStore(): maxEntries and maxBytes must be at least 1.");
-  // A Map iterates in insertion order: re-inserting on every hit keeps the oldest use first.
+  // Maps iterate in insertion order, so the first entries are the oldest saved (or passed over).
   const entries = new Map<string, Entry>();
-  const generations = new Map<string, number>();
+  const generations = new Map<string, string>();
   let bytes = 0;
 
+  const generationOf = (resource: string) => generations.get(resource) ?? "0";
   const remove = (id: string, entry: Entry) => {
     entries.delete(id);
     bytes -= entry.bytes;
   };
+  // An entry moved to the back is met again in the same pass, now without its flag, so one
+  // pass always makes room.
+  const evict = () => {
+    for (const [id, entry] of entries) {
+      if (entries.size <= maxEntries && bytes <= maxBytes) return;
+      if (entry.used) {
+        // Used since saved: a second chance, at the back of the line.
+        entry.used = false;
+        entries.delete(id);
+        entries.set(id, entry);
+      } else remove(id, entry);
+    }
+  };
 
   return {
     kind: "memory",
-    async lookup(resource, key): Promise<CacheLookup> {
-      const generation = String(generations.get(resource) ?? 0);
+    lookup(resource, key): CacheLookup {
+      const generation = generationOf(resource);
       const id = `${resource}\0${key}`;
       const entry = entries.get(id);
       if (!entry) return { generation, body: undefined };
@@ -44,28 +61,24 @@ export function memoryStore(options: MemoryStoreOptions = {}): CacheStore {
         remove(id, entry);
         return { generation, body: undefined };
       }
-      entries.delete(id);
-      entries.set(id, entry);
+      entry.used = true;
       return { generation, body: entry.body };
     },
     async save(resource, key, generation, body, ttlMs) {
       // Loaded before a write that has since committed: not worth keeping.
-      if (generation !== String(generations.get(resource) ?? 0)) return;
+      if (generation !== generationOf(resource)) return;
       const id = `${resource}\0${key}`;
       // Strings are UTF-16 in memory: two bytes a character is what they really cost.
       const size = 2 * (id.length + body.length) + 64;
       if (size > maxBytes) return;
       const old = entries.get(id);
       if (old) remove(id, old);
-      entries.set(id, { generation, body, expires: Date.now() + ttlMs, bytes: size });
+      entries.set(id, { generation, body, expires: Date.now() + ttlMs, bytes: size, used: false });
       bytes += size;
-      for (const [oldestId, oldest] of entries) {
-        if (entries.size <= maxEntries && bytes <= maxBytes) break;
-        remove(oldestId, oldest);
-      }
+      evict();
     },
     async invalidate(resource) {
-      generations.set(resource, (generations.get(resource) ?? 0) + 1);
+      generations.set(resource, String(Number(generationOf(resource)) + 1));
     },
     usage: () => ({ entries: entries.size, bytes }),
   };

@@ -1,14 +1,28 @@
 // GET /<plural>?page&limit&search&sortBy&sortOrder → 200 with { items, pagination }.
 
 import type { Endpoint } from "../../core/endpoint.ts";
+import type { CachedRead } from "../../core/plugin.ts";
 import { checkRule } from "../access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
-import { paginate, parseListQuery } from "../list-query.ts";
+import { type ListQuery, paginate, parseListQuery } from "../list-query.ts";
 import { capitalize, hookContext, type ResourceRuntime } from "../runtime.ts";
+
+type ListRead = CachedRead & { query: ListQuery };
 
 export function listEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
   const rule = resource.access.list;
+  const load = async (read: CachedRead) => {
+    const { ctx, user, query } = read as ListRead;
+    const base =
+      hooks.beforeList.length || hooks.afterList.length
+        ? { ...hookContext(ctx, rt, "list", user), query }
+        : undefined;
+    if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
+    const { items, total } = await rt.store.list(ctx.db, query);
+    const result = paginate(items, total, query);
+    return hooks.afterList.length ? runTransforming(hooks.afterList, base!, "result", result) : result;
+  };
   return {
     method: "GET",
     path: `/${resource.plural}`,
@@ -18,22 +32,10 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       if (!ctx.overrideAccess)
         await checkRule(rule, { user, headers: ctx.headers, operation: "list", resource: resource.name });
       const query = parseListQuery(ctx.query, rt.listRules);
-      const load = async () => {
-        const base =
-          hooks.beforeList.length || hooks.afterList.length
-            ? { ...hookContext(ctx, rt, "list", user), query }
-            : undefined;
-        if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
-        const { items, total } = await rt.store.list(ctx.db, query);
-        const result = paginate(items, total, query);
-        return hooks.afterList.length ? runTransforming(hooks.afterList, base!, "result", result) : result;
-      };
-      if (rt.readCache && ctx.source === "http") {
-        // The parsed query, so `?page=1` and no page share an entry.
-        const key = `${query.page}|${query.limit}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}`;
-        return rt.readCache.serve({ resource: resource.name, operation: "list", key, user, ctx }, load);
-      }
-      return load();
+      // The key is the parsed query, so `?page=1` and no page share an entry.
+      const key = `${query.page}|${query.limit}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}`;
+      const read: ListRead = { resource: resource.name, operation: "list", key, user, ctx, query };
+      return rt.readCache && ctx.source === "http" ? rt.readCache.serve(read, load) : load(read);
     },
   };
 }
