@@ -193,6 +193,36 @@ describe("cache", () => {
     }
   });
 
+  it("shares entries between callers with varyBy, and leaves resources it is not given alone", async () => {
+    const memo = createResource({
+      name: "memo",
+      schema: withId({ text: z.string() }),
+      access: { create: true, read: ({ user }) => user !== null && user.id !== "mallory" },
+    });
+    const app = crudkit({
+      database: { provider: "sqlite", url: ":memory:" },
+      autoMigrate: true,
+      resources: [note, memo],
+      plugins: [identity, cache({ varyBy: () => "", resources: ["memo"] })],
+    });
+    try {
+      const { id } = (await call(app, "POST", "/api/memo", { body: { text: "same for all" } })).body;
+      const first = await call(app, "GET", `/api/memo/${id}`, { headers: ALICE });
+      const second = await call(app, "GET", `/api/memo/${id}`, { headers: BOB });
+      expect([first.headers.get("x-cache"), second.headers.get("x-cache")]).toEqual(["MISS", "HIT"]);
+      // Shared entries still answer only callers the rule lets in.
+      expect((await call(app, "GET", `/api/memo/${id}`, { headers: MALLORY })).status).toBe(403);
+      const made = (
+        await call(app, "POST", "/api/note", { body: { owner: "alice", text: "n" }, headers: ALICE })
+      ).body;
+      expect(
+        (await call(app, "GET", `/api/note/${made.id}`, { headers: ALICE })).headers.get("x-cache"),
+      ).toBeNull();
+    } finally {
+      await app.close();
+    }
+  });
+
   it("bounds the memory store by entries and by bytes, oldest use out first", async () => {
     const byCount = memoryStore({ maxEntries: 3 });
     for (const key of ["a", "b", "c"]) await byCount.save("r", key, "0", `"${key}"`, 60_000);
@@ -269,6 +299,18 @@ describe.skipIf(redisMissing !== undefined && !process.env.CI)(
       await call(first, "PATCH", `/api/note/${id}`, { body: { text: "new" }, headers: ALICE });
       expect(await read(second, id)).toMatchObject({ cache: "MISS", body: { text: "new" } });
       expect(await read(first, id)).toMatchObject({ cache: "HIT", body: { text: "new" } });
+
+      const listed = async (app: App) => {
+        const response = await call(app, "GET", "/api/notes?limit=100", { headers: ALICE });
+        return {
+          cache: response.headers.get("x-cache"),
+          texts: response.body.items.map((n: { text: string }) => n.text),
+        };
+      };
+      expect(await listed(second)).toEqual({ cache: "MISS", texts: ["new"] });
+      expect((await listed(second)).cache).toBe("HIT");
+      await call(first, "POST", "/api/note", { body: { owner: "alice", text: "newer" }, headers: ALICE });
+      expect(await listed(second)).toEqual({ cache: "MISS", texts: ["newer", "new"] });
 
       await second.api.deleteNote({ params: { id }, overrideAccess: true });
       expect((await read(first, id)).status).toBe(404);

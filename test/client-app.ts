@@ -2,7 +2,7 @@
 // under an irregular plural, the echo plugin, and API keys.
 
 import { apiKey, createResource, crudkit, withId } from "crudkit";
-import { audit } from "crudkit/plugins";
+import { audit, cache } from "crudkit/plugins";
 import { z } from "zod";
 import { echoPlugin } from "./echo-plugin.ts";
 import { productSchema } from "./fixtures.ts";
@@ -35,6 +35,7 @@ export function createClientTestApp() {
     plugins: [
       echoPlugin,
       audit({ access: { read: ({ user }) => user?.roles?.includes("admin") === true } }),
+      cache({ access: { stats: ({ user }) => user?.roles?.includes("admin") === true } }),
       apiKey({ keys: { admin: { id: "admin", roles: ["admin"] }, user: { id: "user", roles: [] } } }),
     ],
   });

@@ -3,7 +3,7 @@
 
 import type { ListResult, Pagination } from "crudkit";
 import { type ClientError, type ClientResult, createClient } from "crudkit/client";
-import type { AuditEntry } from "crudkit/plugins";
+import type { AuditEntry, CacheStats } from "crudkit/plugins";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { ClientTestApp } from "./client-app.ts";
 
@@ -78,9 +78,11 @@ describe("client types", () => {
       ping: () => client.ping(),
       fetched: () => client.$fetch("/echo/stats", { query: { scale: 2 } }),
       loose: () => client.$fetch<{ custom: number }>("/anything"),
+      cacheStats: () => client.$fetch("/cache/stats"),
       audit: () =>
         client.$fetch("/audit/logs", { query: { resource: "product", page: 2, from: "2026-01-01" } }),
     };
+    expectTypeOf<Awaited<ReturnType<typeof calls.cacheStats>>>().toEqualTypeOf<ClientResult<CacheStats>>();
     expectTypeOf<Awaited<ReturnType<typeof calls.audit>>>().toEqualTypeOf<
       ClientResult<{ items: AuditEntry[]; pagination: Pagination }>
     >();
