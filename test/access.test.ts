@@ -142,6 +142,30 @@ forEachDialect((dialect) => {
       expect((await call(app, "GET", "/api/notes", { headers: { "x-api-key": "" } })).status).toBe(401);
     });
 
+    it("matches whole keys only: prefixes, extensions and padding are refused", async () => {
+      const keyed = crudkit({
+        database: { provider: "sqlite", url: tempDatabaseUrl() },
+        autoMigrate: true,
+        resources: [note],
+        plugins: [apiKey({ keys: { short: { id: "s" }, "a-much-longer-key": { id: "l" } } })],
+      });
+      const status = async (key: string) =>
+        (await call(keyed, "GET", "/api/notes", { headers: { "x-api-key": key } })).status;
+      expect(await status("short")).toBe(200);
+      expect(await status("a-much-longer-key")).toBe(200);
+      for (const wrong of [
+        "shor",
+        "short-",
+        "shortx",
+        "a-much-longer-ke",
+        "a-much-longer-key!",
+        "x".repeat(5000),
+        "SHORT",
+      ])
+        expect(await status(wrong), wrong).toBe(401);
+      await keyed.close();
+    });
+
     it("reads a custom header and refuses an empty key in its configuration", async () => {
       const custom = crudkit({
         database: { provider: "sqlite", url: tempDatabaseUrl() },
