@@ -169,6 +169,38 @@ forEachDialect((dialect) => {
 });
 
 describe("plugins", () => {
+  it("hear of every committed write through afterWriteCommit, and of no failed one", async () => {
+    const heard: string[] = [];
+    const listener: CrudkitPlugin = {
+      id: "listener",
+      hooks: {
+        afterWriteCommit: ({ resource, operation, user }) =>
+          void heard.push(`${resource}:${operation}:${user?.id ?? "-"}`),
+      },
+    };
+    const plain = createResource({
+      name: "plain",
+      schema: withId({ title: z.string() }),
+      access: { create: true, update: true, delete: true },
+    });
+    const app = crudkit({
+      database: { provider: "sqlite", url: ":memory:" },
+      autoMigrate: true,
+      resources: [plain],
+      plugins: [listener],
+    });
+    try {
+      const { id } = (await call(app, "POST", "/api/plain", { body: { title: "a" } })).body;
+      await call(app, "PATCH", `/api/plain/${id}`, { body: { title: "b" } });
+      expect((await call(app, "PATCH", "/api/plain/missing", { body: { title: "c" } })).status).toBe(404);
+      expect((await call(app, "POST", "/api/plain", { body: { title: 5 } })).status).toBe(400);
+      await app.api.deletePlain({ params: { id } });
+      expect(heard).toEqual(["plain:create:-", "plain:update:-", "plain:delete:-"]);
+    } finally {
+      await app.close();
+    }
+  });
+
   it("answer 503 when startup failed, logging the cause once, and reject app.ready with it", async () => {
     const causes: unknown[] = [];
     const broken: CrudkitPlugin = {

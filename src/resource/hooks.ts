@@ -44,6 +44,11 @@ export interface ResourceHooks<
   /** Inside the delete's transaction, with the deleted record. */
   afterDelete?: (ctx: HookContext & { id: string; previous: Rec }) => MaybePromise<void>;
   afterDeleteCommit?: (ctx: HookContext & { id: string; previous: Rec }) => MaybePromise<void>;
+  /**
+   * After any create, update or delete committed, with no record: for work that only needs to
+   * know the resource changed (cache invalidation). Updates read no previous record for it.
+   */
+  afterWriteCommit?: (ctx: HookContext) => MaybePromise<void>;
   beforeList?: (ctx: HookContext & { query: ListQuery }) => MaybePromise<void>;
   /** May return a replacement result. */
   afterList?: (
@@ -71,6 +76,7 @@ const HOOK_NAMES: readonly HookName[] = [
   "beforeDelete",
   "afterDelete",
   "afterDeleteCommit",
+  "afterWriteCommit",
   "beforeList",
   "afterList",
 ];

@@ -1,6 +1,7 @@
 // cache(): answers resource reads and lists over HTTP from a store, after their access rules have
 // run, keyed by resource, operation, the normal form of the query and who is asking. Every
-// create, update and delete (HTTP or app.api) moves the resource's generation on after it commits.
+// create, update and delete (HTTP or app.api) moves the resource's generation on after it commits
+// (afterWriteCommit, which asks for no record, so updates read nothing extra for it).
 
 import type { Endpoint } from "../../core/endpoint.ts";
 import type { User } from "../../core/identity.ts";
@@ -83,12 +84,9 @@ export function cache(options: CacheOptions = {}) {
     return new Response(body, { headers: MISS_HEADERS });
   }
 
-  const invalidate = (ctx: HookContext) =>
-    only && !only.has(ctx.resource) ? undefined : store.invalidate(ctx.resource);
   const hooks: AnyResourceHooks = {
-    afterCreateCommit: invalidate,
-    afterUpdateCommit: invalidate,
-    afterDeleteCommit: invalidate,
+    afterWriteCommit: (ctx: HookContext) =>
+      only && !only.has(ctx.resource) ? undefined : store.invalidate(ctx.resource),
   };
 
   const statsRoute: Endpoint<never, unknown, CacheStats, "/cache/stats"> = {

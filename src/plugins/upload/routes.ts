@@ -89,6 +89,7 @@ function uploadFile(state: UploadState) {
         throw error;
       }
       await runAfterCommit(state.app.hooks.afterCreateCommit, { ...hookCtx, record }, state.app.log);
+      await runAfterCommit(state.app.hooks.afterWriteCommit, hookCtx, state.app.log);
       return record;
     },
   } satisfies Endpoint as Endpoint<"uploadFile", UploadFileInput, UploadedFileRecord, "/upload/file">;
@@ -145,6 +146,7 @@ function deleteFile(state: UploadState) {
         { ...hookCtx, previous: toRecord(previous) },
         state.app.log,
       );
+      await runAfterCommit(state.app.hooks.afterWriteCommit, hookCtx, state.app.log);
       return { success: true as const, id };
     },
   } satisfies Endpoint as Endpoint<

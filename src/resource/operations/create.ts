@@ -45,6 +45,7 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
       });
       if (hooks.afterCreateCommit.length)
         await runAfterCommit(hooks.afterCreateCommit, { ...base, record: created }, rt.log);
+      if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
       return created;
     },
   };

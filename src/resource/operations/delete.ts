@@ -33,6 +33,7 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
       });
       if (hooks.afterDeleteCommit.length)
         await runAfterCommit(hooks.afterDeleteCommit, { ...base, previous }, rt.log);
+      if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
       return { success: true, id };
     },
   };

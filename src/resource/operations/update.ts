@@ -47,6 +47,7 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
       });
       if (hooks.afterUpdateCommit.length)
         await runAfterCommit(hooks.afterUpdateCommit, { ...base, record, previous }, rt.log);
+      if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
       return record;
     },
   };
