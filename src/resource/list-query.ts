@@ -51,7 +51,12 @@ export function parseListQuery(
   };
 }
 
-export function paginate<Rec>(items: Rec[], total: number, query: ListQuery): ListResult<Rec> {
+/** `{ items, pagination }` for one page; plugin lists (uploads, audit logs) use it too. */
+export function paginate<Rec>(
+  items: Rec[],
+  total: number,
+  query: Pick<ListQuery, "page" | "limit">,
+): ListResult<Rec> {
   const totalPages = Math.ceil(total / query.limit);
   return {
     items,

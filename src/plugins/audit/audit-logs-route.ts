@@ -1,13 +1,12 @@
 // GET /audit/logs?resource&operation&recordId&userId&from&to&page&limit → { items, pagination },
 // newest first, behind the audit plugin's own read rule.
 
-import { sql } from "kysely";
 import { z } from "zod";
 import { defineEndpoint } from "../../core/define-endpoint.ts";
 import type { User } from "../../core/identity.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { authorizePluginRoute, type PluginRule } from "../../core/plugin-access.ts";
-import { paginate } from "../../resource/list-query.ts";
+import { newestFirstPage } from "../../db/newest-first-page.ts";
 import { AUDIT_LOGS, type AuditEntry, toDbDate, toEntry } from "./audit-table.ts";
 
 export interface AuditAccessContext {
@@ -59,21 +58,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
       if (filters.userId) query = query.where("user_id", "=", filters.userId);
       if (filters.from) query = query.where("created_at", ">=", toDbDate(filters.from, app.dialect));
       if (filters.to) query = query.where("created_at", "<", toDbDate(filters.to, app.dialect));
-      const counted = await query.select(sql<number>`count(*)`.as("total")).executeTakeFirst();
-      const rows = await query
-        .selectAll()
-        .orderBy("created_at", "desc")
-        .orderBy("id", "desc")
-        .limit(filters.limit)
-        .offset((filters.page - 1) * filters.limit)
-        .execute();
-      return paginate<AuditEntry>(rows.map(toEntry), Number(counted?.total ?? 0), {
-        page: filters.page,
-        limit: filters.limit,
-        search: undefined,
-        sortBy: undefined,
-        sortOrder: "desc",
-      });
+      return newestFirstPage<AuditEntry>(query, "created_at", filters, toEntry);
     },
   });
 }

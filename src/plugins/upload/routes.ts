@@ -1,13 +1,14 @@
 // The upload plugin's five routes: upload, file record, download, delete, list.
 
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { Endpoint, EndpointContext } from "../../core/endpoint.ts";
 import { APIError } from "../../core/errors.ts";
 import { uuidv7 } from "../../core/id.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { assertJsonBody, interrupted } from "../../core/request-body.ts";
+import { newestFirstPage } from "../../db/newest-first-page.ts";
 import { runAfterCommit, runAll } from "../../resource/hooks.ts";
-import { paginate } from "../../resource/list-query.ts";
+import type { paginate } from "../../resource/list-query.ts";
 import { chunksOf } from "../../storage/storage-adapter.ts";
 import { downloadResponse } from "./download.ts";
 import type { UploadAccessRule, UploadOperation } from "./options.ts";
@@ -182,21 +183,7 @@ function listFiles(state: UploadState) {
       if (mimeType?.endsWith("/*"))
         query = query.where("mime_type", "like", `${mimeType.slice(0, -1).replace(/[\\%_]/g, "\\$&")}%`);
       else if (mimeType) query = query.where("mime_type", "=", mimeType);
-      const counted = await query.select(sql<number>`count(*)`.as("total")).executeTakeFirst();
-      const rows = await query
-        .selectAll()
-        .orderBy("uploaded_at", "desc")
-        .orderBy("id", "desc")
-        .limit(limit)
-        .offset((page - 1) * limit)
-        .execute();
-      return paginate(rows.map(toRecord), Number(counted?.total ?? 0), {
-        page,
-        limit,
-        search: undefined,
-        sortBy: undefined,
-        sortOrder: "desc",
-      });
+      return newestFirstPage(query, "uploaded_at", { page, limit }, toRecord);
     },
   } satisfies Endpoint as Endpoint<
     "listFiles",
