@@ -2,6 +2,7 @@
 // Built once per resource; per row it is one pass over precomputed converters.
 
 import type { Field } from "../schema/field-model.ts";
+import { dateFromColumn, dateToColumn, jsonFromColumn } from "./column-values.ts";
 import type { DialectName } from "./dialect.ts";
 
 export interface RecordCodec {
@@ -49,9 +50,7 @@ function writer(field: Field, dialect: DialectName): Convert {
     case "boolean":
       return dialect === "sqlite" ? (v) => (v ? 1 : 0) : same;
     case "date":
-      return dialect === "sqlite"
-        ? (v) => (v instanceof Date ? v.toISOString() : v)
-        : (v) => (v instanceof Date ? v : new Date(v as string));
+      return (v) => dateToColumn(v as string | Date, dialect);
     case "json":
       return (v) => JSON.stringify(v);
     default:
@@ -64,10 +63,9 @@ function reader(field: Field): Convert {
     case "boolean":
       return (v) => v === true || v === 1 || v === "1";
     case "date":
-      // Records carry dates as ISO 8601 strings; SQLite already stores them so.
-      return (v) => (v instanceof Date ? v.toISOString() : String(v));
+      return dateFromColumn;
     case "json":
-      return (v) => (typeof v === "string" ? JSON.parse(v) : v);
+      return jsonFromColumn;
     case "integer":
     case "number":
       return (v) => (typeof v === "number" ? v : Number(v));

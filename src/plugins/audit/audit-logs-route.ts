@@ -6,8 +6,9 @@ import { defineEndpoint } from "../../core/define-endpoint.ts";
 import type { User } from "../../core/identity.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { authorizePluginRoute, type PluginRule } from "../../core/plugin-access.ts";
+import { dateToColumn } from "../../db/column-values.ts";
 import { newestFirstPage } from "../../db/newest-first-page.ts";
-import { AUDIT_LOGS, type AuditEntry, toDbDate, toEntry } from "./audit-table.ts";
+import { AUDIT_LOGS, type AuditEntry, toEntry } from "./audit-table.ts";
 
 export interface AuditAccessContext {
   user: User | null;
@@ -56,8 +57,8 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
       if (filters.operation) query = query.where("operation", "=", filters.operation);
       if (filters.recordId) query = query.where("record_id", "=", filters.recordId);
       if (filters.userId) query = query.where("user_id", "=", filters.userId);
-      if (filters.from) query = query.where("created_at", ">=", toDbDate(filters.from, app.dialect));
-      if (filters.to) query = query.where("created_at", "<", toDbDate(filters.to, app.dialect));
+      if (filters.from) query = query.where("created_at", ">=", dateToColumn(filters.from, app.dialect));
+      if (filters.to) query = query.where("created_at", "<", dateToColumn(filters.to, app.dialect));
       return newestFirstPage<AuditEntry>(query, "created_at", filters, toEntry);
     },
   });

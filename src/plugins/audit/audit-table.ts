@@ -1,6 +1,7 @@
 // The `audit_logs` table and its rows as API entries, indexed for the filters of GET /audit/logs
 // (each filter, newest first).
 
+import { dateFromColumn, dateToColumn, jsonFromColumn } from "../../db/column-values.ts";
 import type { DialectName } from "../../db/dialect.ts";
 import type { TableDefinition } from "../../db/table-definition.ts";
 
@@ -55,7 +56,7 @@ export interface AuditEntry {
 export function toRow(entry: AuditEntry, dialect: DialectName): Record<string, unknown> {
   return {
     id: entry.id,
-    created_at: toDbDate(entry.createdAt, dialect),
+    created_at: dateToColumn(entry.createdAt, dialect),
     resource: entry.resource,
     operation: entry.operation,
     record_id: entry.recordId,
@@ -73,7 +74,7 @@ export function toEntry(row: Record<string, unknown>): AuditEntry {
   const createdAt = row.created_at;
   return {
     id: String(row.id),
-    createdAt: createdAt instanceof Date ? createdAt.toISOString() : String(createdAt),
+    createdAt: dateFromColumn(createdAt),
     resource: String(row.resource),
     operation: String(row.operation),
     recordId: (row.record_id as string | null) ?? null,
@@ -81,22 +82,12 @@ export function toEntry(row: Record<string, unknown>): AuditEntry {
     source: row.source as AuditSource,
     ip: (row.ip as string | null) ?? null,
     userAgent: (row.user_agent as string | null) ?? null,
-    before: parsed(row.before),
-    after: parsed(row.after),
-    changes: parsed(row.changes),
+    before: jsonFromColumn(row.before) ?? null,
+    after: jsonFromColumn(row.after) ?? null,
+    changes: jsonFromColumn(row.changes) ?? null,
   };
-}
-
-/** SQLite keeps ISO text (which sorts as time); PostgreSQL and MySQL take a Date. */
-export function toDbDate(iso: string, dialect: DialectName): string | Date {
-  return dialect === "sqlite" ? iso : new Date(iso);
 }
 
 function json(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
-}
-
-function parsed<T>(value: unknown): T | null {
-  if (value === null || value === undefined) return null;
-  return (typeof value === "string" ? JSON.parse(value) : value) as T;
 }

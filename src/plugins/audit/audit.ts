@@ -4,10 +4,11 @@
 
 import type { Kysely } from "kysely";
 import type { PluginContext } from "../../core/plugin.ts";
+import { dateToColumn } from "../../db/column-values.ts";
 import type { AnyResourceHooks, HookContext } from "../../resource/hooks.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
-import { AUDIT_LOGS, auditLogsTable, toDbDate, toRow } from "./audit-table.ts";
+import { AUDIT_LOGS, auditLogsTable, toRow } from "./audit-table.ts";
 
 export type AuditedOperation = "create" | "update" | "delete" | "read" | "list";
 
@@ -89,7 +90,7 @@ export function audit(options: AuditOptions = {}) {
 async function pruneOlderThan(db: Kysely<any>, app: PluginContext, cutoff: Date): Promise<number> {
   const result = await db
     .deleteFrom(AUDIT_LOGS)
-    .where("created_at", "<", toDbDate(cutoff.toISOString(), app.dialect))
+    .where("created_at", "<", dateToColumn(cutoff, app.dialect))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

@@ -6,6 +6,7 @@ import { APIError } from "../../core/errors.ts";
 import { uuidv7 } from "../../core/id.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { assertJsonBody, interrupted } from "../../core/request-body.ts";
+import { dateToColumn } from "../../db/column-values.ts";
 import { newestFirstPage } from "../../db/newest-first-page.ts";
 import { runAfterCommit, runAll } from "../../resource/hooks.ts";
 import type { paginate } from "../../resource/list-query.ts";
@@ -251,7 +252,7 @@ function toRow(state: UploadState, record: UploadedFileRecord, received: Receive
     path: received.stored.path,
     url: record.url,
     uploaded_by: record.uploadedBy,
-    uploaded_at: state.app.dialect === "sqlite" ? record.uploadedAt : new Date(record.uploadedAt),
+    uploaded_at: dateToColumn(record.uploadedAt, state.app.dialect),
     metadata: record.metadata === null ? null : JSON.stringify(record.metadata),
   };
 }

@@ -1,6 +1,7 @@
 // The `uploaded_files` table (columns exactly as the spec lists them) and its rows as API records.
 // Records never carry `path`: it is the storage key, not for callers.
 
+import { dateFromColumn, jsonFromColumn } from "../../db/column-values.ts";
 import type { TableDefinition } from "../../db/table-definition.ts";
 
 export const UPLOADED_FILES = "uploaded_files";
@@ -53,10 +54,7 @@ export function toRecord(row: UploadedFileRow): UploadedFileRecord {
     size: Number(row.size),
     url: (row.url as string | null) ?? null,
     uploadedBy: (row.uploaded_by as string | null) ?? null,
-    uploadedAt: uploadedAt instanceof Date ? uploadedAt.toISOString() : String(uploadedAt),
-    metadata:
-      typeof metadata === "string"
-        ? JSON.parse(metadata)
-        : ((metadata as Record<string, unknown> | null) ?? null),
+    uploadedAt: dateFromColumn(uploadedAt),
+    metadata: jsonFromColumn(metadata) ?? null,
   };
 }
