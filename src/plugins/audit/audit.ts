@@ -2,7 +2,6 @@
 // the write's own `after<Op>` hook, inside its transaction: if the entry cannot be written the
 // change rolls back, and a change that fails leaves no entry.
 
-import type { Kysely } from "kysely";
 import type { PluginContext } from "../../core/plugin.ts";
 import { dateToColumn } from "../../db/column-values.ts";
 import type { AnyResourceHooks, HookContext } from "../../resource/hooks.ts";
@@ -62,7 +61,7 @@ export function audit(options: AuditOptions = {}) {
   async function prune(): Promise<number> {
     if (!app) throw new Error("audit(): prune() needs the app to be ready (await app.ready).");
     if (retentionDays === undefined) return 0;
-    return pruneOlderThan(app.db, app, new Date(Date.now() - retentionDays * DAY));
+    return pruneOlderThan(app, new Date(Date.now() - retentionDays * DAY));
   }
 
   return {
@@ -87,8 +86,8 @@ export function audit(options: AuditOptions = {}) {
   };
 }
 
-async function pruneOlderThan(db: Kysely<any>, app: PluginContext, cutoff: Date): Promise<number> {
-  const result = await db
+async function pruneOlderThan(app: PluginContext, cutoff: Date): Promise<number> {
+  const result = await app.db
     .deleteFrom(AUDIT_LOGS)
     .where("created_at", "<", dateToColumn(cutoff, app.dialect))
     .executeTakeFirst();
