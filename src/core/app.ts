@@ -13,10 +13,12 @@ import type { AnyResource } from "../resource/types.ts";
 import type { ResourceApi } from "./api-types.ts";
 import type { ContextDeps } from "./context.ts";
 import type { Endpoint } from "./endpoint.ts";
-import { ConfigError } from "./errors.ts";
+import { APIError, ConfigError } from "./errors.ts";
+import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
 import { createHttpHandler, type RequestHandler } from "./http-handler.ts";
 import { chainIdentify, type Identify } from "./identity.ts";
 import { buildApi } from "./in-process-api.ts";
+import { DEFAULT_JSON_DEPTH } from "./input-checks.ts";
 import { type AppInternals, INTERNALS } from "./internals.ts";
 import type { CrudkitPlugin, PluginContext } from "./plugin.ts";
 import { EndpointRouter } from "./router.ts";
@@ -39,6 +41,8 @@ export interface CrudkitOptions<
   autoMigrate?: boolean;
   /** Largest accepted request body, in bytes. @default 1048576 */
   bodyLimit?: number;
+  /** How deep request JSON may nest (bodies, JSON fields, upload metadata); deeper is a 400. @default 32 */
+  maxJsonDepth?: number;
   /** Page size when a list names none. @default 10 */
   defaultLimit?: number;
   /** Largest page size; larger requests are clamped. @default 100 */
@@ -59,7 +63,11 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
   readonly resources: readonly R[];
   readonly plugins: readonly P[];
   readonly endpoints: readonly Endpoint[];
-  /** Closes the database. */
+  /**
+   * Closes the plugins, then the database. Requests that arrive afterwards answer 503. Serving
+   * hosts drain their in-flight requests first (`serve()` does). Calling it again waits for the
+   * first call.
+   */
   close(): Promise<void>;
 }
 
@@ -68,7 +76,12 @@ export function crudkit<
   const Plugins extends readonly CrudkitPlugin[] = readonly [],
 >(options: CrudkitOptions<Resources, Plugins>): CrudkitApp<Resources[number], Plugins[number]> {
   const basePath = normalizeBasePath(options.basePath ?? "/api");
-  const log: Log = options.log ?? ((message, error) => console.error(message, error));
+  const log: Log =
+    options.log ??
+    ((message, error) => (error === undefined ? console.error(message) : console.error(message, error)));
+  const jsonDepth = options.maxJsonDepth ?? DEFAULT_JSON_DEPTH;
+  if (!Number.isInteger(jsonDepth) || jsonDepth < 1)
+    throw new ConfigError("maxJsonDepth must be a positive integer.");
   const plugins: readonly CrudkitPlugin[] = options.plugins ?? [];
   checkUnique(
     options.resources.map((r) => r.name),
@@ -86,6 +99,7 @@ export function crudkit<
     basePath,
     log,
     hooks: chainHooks(plugins.map((p) => p.hooks)),
+    jsonDepth,
   };
   const caches = plugins.flatMap((p) => (p.readCache ? [p.readCache] : []));
   if (caches.length > 1) throw new ConfigError("Only one plugin may cache reads; two were given.");
@@ -115,6 +129,12 @@ export function crudkit<
   );
   const rpc = rpcEndpoint(endpoints);
   if (rpc) endpoints.push(rpc);
+  let closing: Promise<void> | undefined;
+  const healthChecks: HealthCheck[] = [
+    databaseCheck(database.kysely),
+    ...plugins.flatMap((p) => (p.health ? [{ name: p.id, check: p.health }] : [])),
+  ];
+  endpoints.push(...healthEndpoints(healthChecks, log));
 
   const router = new EndpointRouter();
   for (const endpoint of endpoints) router.add(basePath + endpoint.path, endpoint);
@@ -126,6 +146,7 @@ export function crudkit<
       ...plugins.flatMap((p) => (p.identify ? [p.identify] : [])),
     ]),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    jsonDepth,
   };
   const ready = (async () => {
     if (options.autoMigrate) await autoMigrate(database, tables, log);
@@ -134,7 +155,13 @@ export function crudkit<
   // Callers that never await `ready` must not crash the process; the handler reports the failure.
   ready.catch(() => {});
 
-  const startup = startupGate(ready, log);
+  const opened = startupGate(ready, log);
+  // After close() began, requests get a clear 503 instead of a destroyed driver's error.
+  const startup = () => {
+    if (closing)
+      throw new APIError("SERVICE_UNAVAILABLE", "The service is shutting down; try again shortly.");
+    return opened();
+  };
   return {
     handler: createHttpHandler({ router, deps, startup, log }),
     api: buildApi(endpoints, { deps, startup, log }) as ResourceApi<Resources[number]>,
@@ -144,9 +171,12 @@ export function crudkit<
     resources: options.resources,
     plugins: plugins as Plugins,
     endpoints,
-    async close() {
-      for (const plugin of plugins) await plugin.close?.();
-      await database.kysely.destroy();
+    close() {
+      closing ??= (async () => {
+        for (const plugin of plugins) await plugin.close?.();
+        await database.kysely.destroy();
+      })();
+      return closing;
     },
     [INTERNALS]: { database, tables } satisfies AppInternals,
   } as CrudkitApp<Resources[number], Plugins[number]>;

@@ -4,12 +4,15 @@
 import type { Kysely } from "kysely";
 import type { EndpointContext } from "./endpoint.ts";
 import type { Identify, User } from "./identity.ts";
+import { checkJsonValue, checkParameter } from "./input-checks.ts";
 import { readJsonBody } from "./request-body.ts";
 
 export interface ContextDeps {
   readonly db: Kysely<any>;
   readonly identify: Identify | undefined;
   readonly bodyLimit: number;
+  /** How deep a JSON body may nest. */
+  readonly jsonDepth: number;
 }
 
 const NO_QUERY: Record<string, string | undefined> = Object.freeze({});
@@ -41,7 +44,7 @@ export class HttpContext implements EndpointContext {
   }
 
   readBody(): Promise<unknown> {
-    this.#body ??= readJsonBody(this.request, this.deps.bodyLimit);
+    this.#body ??= readJsonBody(this.request, this.deps.bodyLimit, this.deps.jsonDepth);
     return this.#body;
   }
 
@@ -82,12 +85,14 @@ export class InProcessContext implements EndpointContext {
   ) {
     this.db = deps.db;
     this.headers = new Headers(options.headers);
-    this.params = options.params ?? {};
+    this.params = options.params ? checkedParams(options.params) : {};
     this.query = options.query ? stringValues(options.query) : NO_QUERY;
     this.overrideAccess = options.overrideAccess === true;
   }
 
   async readBody(): Promise<unknown> {
+    // Server code passes objects, not text: the same depth and text rules apply to them.
+    checkJsonValue(this.options.body, this.deps.jsonDepth);
     return this.options.body;
   }
 
@@ -107,6 +112,8 @@ function parseQuery(url: string): Record<string, string | undefined> {
   // No prototype: a parameter named "__proto__" must stay a plain key.
   const query: Record<string, string | undefined> = Object.create(null);
   for (const [key, value] of new URLSearchParams(url.slice(start + 1))) {
+    checkParameter(key, "query", key);
+    checkParameter(value, "query", key);
     if (!(key in query)) query[key] = value;
   }
   return query;
@@ -114,7 +121,19 @@ function parseQuery(url: string): Record<string, string | undefined> {
 
 function stringValues(query: NonNullable<CallOptions["query"]>): Record<string, string | undefined> {
   const result: Record<string, string | undefined> = Object.create(null);
-  for (const [key, value] of Object.entries(query))
-    result[key] = value === undefined ? undefined : String(value);
+  for (const [key, value] of Object.entries(query)) {
+    checkParameter(key, "query", key);
+    if (value === undefined) result[key] = undefined;
+    else {
+      result[key] = String(value);
+      checkParameter(result[key], "query", key);
+    }
+  }
   return result;
+}
+
+function checkedParams(params: Record<string, string>): Record<string, string> {
+  for (const [name, value] of Object.entries(params))
+    if (typeof value === "string") checkParameter(value, "path", name);
+  return params;
 }

@@ -1,6 +1,7 @@
 // The one error type every endpoint throws, its closed set of codes, and the status each maps to.
 
 import { isConnectionError } from "../db/connection-errors.ts";
+import { isDataError } from "../db/data-errors.ts";
 
 /** Status for each error code: the wire contract of DESIGN §3. */
 export const ERROR_STATUS = {
@@ -10,10 +11,12 @@ export const ERROR_STATUS = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RANGE_NOT_SATISFIABLE: 416,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;
@@ -71,6 +74,10 @@ export class ConfigError extends Error {
 
 const GENERIC_ERROR = new APIError("INTERNAL_ERROR", "The server could not complete the request.");
 const UNAVAILABLE = new APIError("SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
+const DOES_NOT_FIT = new APIError(
+  "VALIDATION_ERROR",
+  "A value does not fit its column (too long, or out of range); nothing was stored.",
+);
 
 /**
  * Turns anything thrown into an APIError. Unknown errors become a generic 500 and a database that
@@ -85,6 +92,10 @@ export function toAPIError(error: unknown, log: (message: string, error: unknown
   if (isConnectionError(error)) {
     log("crudkit: the database is unavailable", error);
     return UNAVAILABLE;
+  }
+  if (isDataError(error)) {
+    log("crudkit: the database refused a value", error);
+    return DOES_NOT_FIT;
   }
   log("crudkit: unhandled error while serving a request", error);
   return GENERIC_ERROR;

@@ -15,6 +15,8 @@ export interface PluginContext {
   readonly hooks: HookChain;
   readonly basePath: string;
   readonly log: (message: string, error?: unknown) => void;
+  /** How deep request JSON may nest (the app's `maxJsonDepth`). */
+  readonly jsonDepth: number;
 }
 
 export interface CrudkitPlugin {
@@ -34,6 +36,8 @@ export interface CrudkitPlugin {
   init?: (app: PluginContext) => MaybePromise<void>;
   /** Answers reads and lists of resources over HTTP, after their access rules passed (cache()). */
   readCache?: ReadCache;
+  /** Readiness of a service the plugin needs (Redis, say): rejects when it is down. `GET /health` asks it. */
+  health?: () => Promise<unknown>;
   /** Releases timers and connections; `app.close()` calls it. */
   close?: () => MaybePromise<void>;
 }

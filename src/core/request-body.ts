@@ -1,8 +1,10 @@
 // Reads a JSON request body without ever holding more than the limit in memory.
 
 import { APIError } from "./errors.ts";
+import { checkJsonTextDepth, checkJsonValue } from "./input-checks.ts";
 
-export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+/** Reads, parses and checks a JSON body: within `limit` bytes, nested at most `maxDepth` levels. */
+export async function readJsonBody(request: Request, limit: number, maxDepth: number): Promise<unknown> {
   const type = request.headers.get("content-type");
   if (type !== null && !isJson(type)) {
     throw new APIError(
@@ -12,11 +14,15 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   }
   const text = await readText(request, limit);
   if (text.trim() === "") throw new APIError("BAD_REQUEST", "The request body is empty; send a JSON object.");
+  checkJsonTextDepth(text, maxDepth);
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw new APIError("BAD_REQUEST", "The request body is not valid JSON.");
   }
+  checkJsonValue(body, maxDepth);
+  return body;
 }
 
 /** 415 unless the request declares JSON (or declares nothing). */

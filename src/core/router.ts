@@ -7,6 +7,7 @@ import { SmartRouter } from "hono/router/smart-router";
 import { TrieRouter } from "hono/router/trie-router";
 import type { Endpoint } from "./endpoint.ts";
 import { APIError, ConfigError } from "./errors.ts";
+import { checkParameter } from "./input-checks.ts";
 
 interface PathEntry {
   readonly pattern: string;
@@ -81,6 +82,7 @@ function decodeParams(
     const raw = stash ? stash[map[key] as number]! : (map[key] as string);
     params ??= {};
     params[key] = decode(raw);
+    checkParameter(params[key], "path", key);
   }
   return params ?? NO_PARAMS;
 }

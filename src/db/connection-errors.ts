@@ -28,6 +28,8 @@ const MESSAGES = [
   /timeout exceeded when trying to connect/i,
   /Pool is closed/i,
   /connect ETIMEDOUT/i,
+  // Kysely, once the app is closed.
+  /driver has already been destroyed/i,
 ];
 
 export function isConnectionError(error: unknown): boolean {

@@ -57,3 +57,11 @@ export function tableOptions(dialect: DialectName): Expression<unknown> | undefi
 export function likeOperator(dialect: DialectName): "like" | "ilike" {
   return dialect === "postgres" ? "ilike" : "like";
 }
+
+/**
+ * `SELECT … FOR UPDATE` exists. SQLite has none and needs none: its write transactions already
+ * run one at a time.
+ */
+export function supportsRowLocks(dialect: DialectName): boolean {
+  return dialect !== "sqlite";
+}

@@ -14,9 +14,14 @@ type Convert = (value: unknown) => unknown;
 
 const same: Convert = (v) => v;
 
-export function createRecordCodec(fields: readonly Field[], dialect: DialectName): RecordCodec {
+/** `log` hears of stored values that cannot be read back (see `jsonFromColumn`). */
+export function createRecordCodec(
+  fields: readonly Field[],
+  dialect: DialectName,
+  log: (message: string, error: unknown) => void,
+): RecordCodec {
   const writers = fields.map((f) => [f.name, writer(f, dialect)] as const);
-  const readers = fields.map((f) => [f.name, reader(f), f.nullable] as const);
+  const readers = fields.map((f) => [f.name, reader(f, log), f.nullable] as const);
   // When every column already reads back as its record value, rows are records: no copy per row.
   const rowsAreRecords = fields.every((f) => readsAsIs(f, dialect));
   return {
@@ -58,14 +63,14 @@ function writer(field: Field, dialect: DialectName): Convert {
   }
 }
 
-function reader(field: Field): Convert {
+function reader(field: Field, log: (message: string, error: unknown) => void): Convert {
   switch (field.kind) {
     case "boolean":
       return (v) => v === true || v === 1 || v === "1";
     case "date":
       return dateFromColumn;
     case "json":
-      return jsonFromColumn;
+      return (v) => jsonFromColumn(v, log);
     case "integer":
     case "number":
       return (v) => (typeof v === "number" ? v : Number(v));

@@ -4,7 +4,7 @@
 import { type Kysely, sql } from "kysely";
 import { APIError } from "../core/errors.ts";
 import { type Database, isUniqueViolation } from "../db/database.ts";
-import { likeOperator } from "../db/dialect.ts";
+import { likeOperator, supportsRowLocks } from "../db/dialect.ts";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import { createRecordCodec } from "../db/record-codec.ts";
 import type { ListQuery } from "./list-query.ts";
@@ -16,6 +16,11 @@ export interface RecordStore {
   /** Inserts and returns the record exactly as a read would return it. */
   insert(db: Kysely<any>, record: Row): Promise<Row>;
   findById(db: Kysely<any>, id: string): Promise<Row | undefined>;
+  /**
+   * Reads a record inside a transaction and locks it until the transaction ends, so the value a
+   * write records as "before" is the one it replaces (PostgreSQL, MySQL; SQLite writes one at a time).
+   */
+  findForUpdate(trx: Kysely<any>, id: string): Promise<Row | undefined>;
   /** Writes `changes` (record-shaped) and returns the record after, or undefined if none. */
   update(db: Kysely<any>, id: string, changes: Row): Promise<Row | undefined>;
   /** Deletes and returns the deleted record, or undefined if none. */
@@ -25,10 +30,14 @@ export interface RecordStore {
 
 const TEMPLATE_CACHE_LIMIT = 256;
 
-export function createRecordStore(resource: AnyResource, database: Database): RecordStore {
+export function createRecordStore(
+  resource: AnyResource,
+  database: Database,
+  log: (message: string, error: unknown) => void,
+): RecordStore {
   const { kysely: builder, dialect, returning } = database;
   const table = resource.name;
-  const codec = createRecordCodec(resource.fields, dialect);
+  const codec = createRecordCodec(resource.fields, dialect, log);
   const columns = resource.fields.map((f) => f.name);
   const defaultSort = resource.timestamps ? "createdAt" : "id";
   const like = likeOperator(dialect);
@@ -38,6 +47,10 @@ export function createRecordStore(resource: AnyResource, database: Database): Re
   );
   // SELECT * FROM "product" WHERE "id" = ?
   const findById = compileTemplate(builder.selectFrom(table).selectAll().where("id", "=", slot("$id")));
+  // SELECT * FROM "product" WHERE "id" = ? FOR UPDATE
+  const findLocked = supportsRowLocks(dialect)
+    ? compileTemplate(builder.selectFrom(table).selectAll().where("id", "=", slot("$id")).forUpdate())
+    : findById;
   const deleteById = returning
     ? compileTemplate(builder.deleteFrom(table).where("id", "=", slot("$id")).returningAll())
     : compileTemplate(builder.deleteFrom(table).where("id", "=", slot("$id")));
@@ -85,9 +98,16 @@ export function createRecordStore(resource: AnyResource, database: Database): Re
     return templates;
   };
 
-  const findOne = async (db: Kysely<any>, id: string) => {
-    const { rows } = await runTemplate<Row>(db, findById, { $id: id });
+  const findOne = async (db: Kysely<any>, id: string, template = findById) => {
+    const { rows } = await runTemplate<Row>(db, template, { $id: id });
     return rows[0] ? codec.fromRow(rows[0]) : undefined;
+  };
+  // Without RETURNING (MySQL): lock, read, delete, in one transaction, so of concurrent deletes
+  // exactly one finds the record.
+  const deleteLocked = async (trx: Kysely<any>, id: string) => {
+    const previous = await findOne(trx, id, findLocked);
+    if (previous) await runTemplate(trx, deleteById, { $id: id });
+    return previous;
   };
 
   return {
@@ -103,7 +123,8 @@ export function createRecordStore(resource: AnyResource, database: Database): Re
         throw error;
       }
     },
-    findById: findOne,
+    findById: (db, id) => findOne(db, id),
+    findForUpdate: (trx, id) => findOne(trx, id, findLocked),
     async update(db, id, changes) {
       const changed = Object.keys(changes).sort();
       const row = codec.toRow(changes);
@@ -119,9 +140,9 @@ export function createRecordStore(resource: AnyResource, database: Database): Re
         const { rows } = await runTemplate<Row>(db, deleteById, { $id: id });
         return rows[0] ? codec.fromRow(rows[0]) : undefined;
       }
-      const previous = await findOne(db, id);
-      if (previous) await runTemplate(db, deleteById, { $id: id });
-      return previous;
+      return db.isTransaction
+        ? deleteLocked(db, id)
+        : db.transaction().execute((trx) => deleteLocked(trx, id));
     },
     async list(db, query) {
       const templates = listTemplates(query);

@@ -39,7 +39,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
   const sortable = resource.fields.filter((f) => f.kind !== "json").map((f) => f.name);
   return {
     resource,
-    store: createRecordStore(resource, options.database),
+    store: createRecordStore(resource, options.database, options.log),
     validator: createInputValidator(resource.name, resource.fields, managed),
     hooks: chainHooks([resource.hooks, ...options.pluginHooks]),
     listRules: {
@@ -72,13 +72,16 @@ export function hookContext(
   };
 }
 
-/** Runs the write and its atomic hooks in one transaction; without such hooks, no transaction is needed. */
+/**
+ * Runs the write and what must commit with it (atomic hooks, a locked read) in one transaction;
+ * a lone statement needs none.
+ */
 export function inTransaction<T>(
   db: Kysely<any>,
-  atomicHooks: readonly unknown[],
+  needed: boolean,
   work: (db: Kysely<any>) => Promise<T>,
 ): Promise<T> {
-  if (atomicHooks.length === 0) return work(db);
+  if (!needed) return work(db);
   return db.transaction().execute((trx) => work(trx));
 }
 

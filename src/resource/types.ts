@@ -23,8 +23,25 @@ export type Stored<T> = T extends Date
       ? { [K in keyof T]: Stored<T[K]> }
       : T;
 
-/** Date fields also accept ISO 8601 strings as input. */
-type AcceptDateStrings<T> = { [K in keyof T]: Date extends NonNullable<T[K]> ? T[K] | string : T[K] };
+/** Dates also accept ISO 8601 strings as input, at any depth (top-level fields and nested in JSON). */
+type AcceptDateStrings<T> = { [K in keyof T]: WithDateStrings<T[K]> };
+
+type WithDateStrings<T> = T extends Date
+  ? T | string
+  : T extends readonly (infer E)[]
+    ? WithDateStrings<E>[]
+    : T extends object
+      ? { [K in keyof T]: WithDateStrings<T[K]> }
+      : T;
+
+/** Keys whose value may be left out. */
+type OptionalKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? K : never }[keyof T];
+
+/**
+ * On update, sending null clears a field that may be absent once stored (optional without a
+ * default); it then reads back absent. `Out` is the schema's output, where defaults are filled.
+ */
+type ClearableOptional<T, Out> = { [K in keyof T]: K extends OptionalKeys<Out> ? T[K] | null : T[K] };
 
 /** A stored record, the same everywhere: HTTP, `app.api`, hooks and the client (dates as ISO strings). */
 export type RecordShape<S extends AnyObjectSchema, T extends boolean> = Simplify<
@@ -38,7 +55,7 @@ export type CreateShape<S extends AnyObjectSchema, T extends boolean> = Simplify
 
 /** The body of an update: any subset of the writable fields. */
 export type UpdateShape<S extends AnyObjectSchema, T extends boolean> = Simplify<
-  Partial<AcceptDateStrings<Omit<z.input<S>, "id" | Managed<T>>>>
+  Partial<ClearableOptional<AcceptDateStrings<Omit<z.input<S>, "id" | Managed<T>>>, z.output<S>>>
 >;
 
 /** Validated create data as hooks see it. */
@@ -48,7 +65,7 @@ export type CreateData<S extends AnyObjectSchema, T extends boolean> = Simplify<
 
 /** Validated update data as hooks see it: only the fields sent. */
 export type UpdateData<S extends AnyObjectSchema, T extends boolean> = Simplify<
-  Partial<Omit<z.output<S>, "id" | Managed<T>>>
+  Partial<ClearableOptional<Omit<z.output<S>, "id" | Managed<T>>, z.output<S>>>
 >;
 
 /** Names of the schema's string fields (what `searchable` may list). */

@@ -3,6 +3,7 @@
 
 import { z } from "zod";
 import { APIError, type ErrorDetail } from "../core/errors.ts";
+import { dateReviver } from "./date-revival.ts";
 import { type Field, withoutDefault } from "./field-model.ts";
 
 export interface InputValidator {
@@ -12,7 +13,9 @@ export interface InputValidator {
   update(body: unknown): Record<string, unknown>;
 }
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+/** Dates every database stores as sent (MySQL's DATETIME starts at year 1000). */
+const EARLIEST = Date.UTC(1000, 0, 1);
+const LATEST = Date.UTC(10000, 0, 1) - 1;
 const DEFAULT_ID = z.string().min(1).max(255).optional();
 
 export function createInputValidator(
@@ -24,13 +27,20 @@ export function createInputValidator(
   const writable = fields.filter((f) => !managed.has(f.name) && f.name !== "id");
   const idField = fields.find((f) => f.name === "id");
   const dateFields = fields.filter((f) => f.kind === "date").map((f) => f.name);
+  const revivers = fields.flatMap((f) => {
+    const revive = dateReviver(f.schema);
+    return revive ? [[f.name, revive] as const] : [];
+  });
 
   const createShape: Record<string, z.ZodType> = { id: idField ? idField.schema.optional() : DEFAULT_ID };
   // The id is a path segment later; it must be a non-empty string whatever the schema says.
   const updateShape: Record<string, z.ZodType> = {};
   for (const field of writable) {
     createShape[field.name] = field.schema;
-    updateShape[field.name] = withoutDefault(field.schema).optional();
+    // An optional field is cleared by sending null; it then reads back absent.
+    const updatable = withoutDefault(field.schema);
+    updateShape[field.name] =
+      field.optional && !field.nullable ? updatable.nullable().optional() : updatable.optional();
   }
   const createSchema = z.strictObject(createShape);
   const updateSchema = z.strictObject(updateShape);
@@ -41,12 +51,14 @@ export function createInputValidator(
     body: unknown,
     readOnly: ReadonlySet<string>,
   ): Record<string, unknown> => {
-    const input = reviveDates(asObject(resourceName, body), dateFields);
+    const input = reviveDates(asObject(resourceName, body), revivers);
     const readOnlyErrors = readOnlyDetails(input, readOnly);
     const result = schema.safeParse(input);
     const details = [
       ...readOnlyErrors,
-      ...(result.success ? [] : issueDetails(result.error.issues, readOnly)),
+      ...(result.success
+        ? dateRangeDetails(result.data as Record<string, unknown>, dateFields)
+        : issueDetails(result.error.issues, readOnly)),
     ];
     if (details.length > 0) throw validationError(resourceName, details);
     return result.data as Record<string, unknown>;
@@ -66,18 +78,33 @@ function asObject(resourceName: string, body: unknown): Record<string, unknown> 
   ]);
 }
 
-/** Date fields accept ISO 8601 strings on the wire; they become Date objects before validation. */
-function reviveDates(input: Record<string, unknown>, dateFields: readonly string[]): Record<string, unknown> {
+/** Dates accept ISO 8601 strings on the wire, nested ones too; they become Date objects before validation. */
+function reviveDates(
+  input: Record<string, unknown>,
+  revivers: readonly (readonly [string, (value: unknown) => unknown])[],
+): Record<string, unknown> {
   let copy: Record<string, unknown> | undefined;
-  for (const name of dateFields) {
+  for (const [name, revive] of revivers) {
     const value = input[name];
-    if (typeof value !== "string" || !ISO_DATE.test(value)) continue;
-    const date = new Date(value);
-    if (Number.isNaN(date.getTime())) continue;
+    if (value === undefined) continue;
+    const revived = revive(value);
+    if (revived === value) continue;
     copy ??= { ...input };
-    copy[name] = date;
+    copy[name] = revived;
   }
   return copy ?? input;
+}
+
+function dateRangeDetails(data: Record<string, unknown>, dateFields: readonly string[]): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const name of dateFields) {
+    const value = data[name];
+    if (!(value instanceof Date)) continue;
+    const time = value.getTime();
+    if (time < EARLIEST || time > LATEST)
+      details.push({ path: name, message: "Dates must fall between the years 1000 and 9999." });
+  }
+  return details;
 }
 
 function readOnlyDetails(input: Record<string, unknown>, readOnly: ReadonlySet<string>): ErrorDetail[] {

@@ -59,7 +59,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
       if (filters.userId) query = query.where("user_id", "=", filters.userId);
       if (filters.from) query = query.where("created_at", ">=", dateToColumn(filters.from, app.dialect));
       if (filters.to) query = query.where("created_at", "<", dateToColumn(filters.to, app.dialect));
-      return newestFirstPage<AuditEntry>(query, "created_at", filters, toEntry);
+      return newestFirstPage<AuditEntry>(query, "created_at", filters, (row) => toEntry(row, app.log));
     },
   });
 }

@@ -70,7 +70,11 @@ export function toRow(entry: AuditEntry, dialect: DialectName): Record<string, u
   };
 }
 
-export function toEntry(row: Record<string, unknown>): AuditEntry {
+/** `log` hears of a stored value that cannot be read back; the entry still answers. */
+export function toEntry(
+  row: Record<string, unknown>,
+  log: (message: string, error: unknown) => void,
+): AuditEntry {
   const createdAt = row.created_at;
   return {
     id: String(row.id),
@@ -82,9 +86,9 @@ export function toEntry(row: Record<string, unknown>): AuditEntry {
     source: row.source as AuditSource,
     ip: (row.ip as string | null) ?? null,
     userAgent: (row.user_agent as string | null) ?? null,
-    before: jsonFromColumn(row.before) ?? null,
-    after: jsonFromColumn(row.after) ?? null,
-    changes: jsonFromColumn(row.changes) ?? null,
+    before: jsonFromColumn(row.before, log) ?? null,
+    after: jsonFromColumn(row.after, log) ?? null,
+    changes: jsonFromColumn(row.changes, log) ?? null,
   };
 }
 

@@ -18,6 +18,8 @@ export interface CacheStore {
   save(resource: string, key: string, generation: string, body: string, ttlMs: number): Promise<void>;
   /** Makes every cached answer of the resource stale, on every instance sharing the store. */
   invalidate(resource: string): Promise<void>;
+  /** Resolves when a shared store answers (readiness, `GET /health`). */
+  ping?(): Promise<unknown>;
   /** What the store holds, if it can tell cheaply. */
   usage?(): { entries: number; bytes: number };
 }

@@ -113,6 +113,7 @@ export function cache(options: CacheOptions = {}) {
     hooks,
     readCache: { serve },
     endpoints: [statsRoute],
+    health: store.ping ? () => store.ping!() : undefined,
     init(context: PluginContext) {
       log = context.log;
     },

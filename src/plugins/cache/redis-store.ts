@@ -10,6 +10,8 @@ export interface RedisLike {
   mget(...keys: string[]): Promise<(string | null)[]>;
   set(key: string, value: string, mode: "PX", milliseconds: number): Promise<unknown>;
   incr(key: string): Promise<number>;
+  /** Asked by `GET /health` when present. */
+  ping?(): Promise<unknown>;
 }
 
 export interface RedisStoreOptions {
@@ -40,5 +42,6 @@ export function redisStore(redis: RedisLike, options: RedisStoreOptions = {}): C
     async invalidate(resource) {
       await redis.incr(generationKey(resource));
     },
+    ping: redis.ping ? () => redis.ping!() : undefined,
   };
 }

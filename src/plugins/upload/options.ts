@@ -40,6 +40,12 @@ export interface UploadOptions {
   allowedMimeTypes?: readonly string[];
   /** `uuid`, `original` (sanitized, never overwriting) or a function of the original name. @default "uuid" */
   fileNaming?: FileNaming;
+  /**
+   * Where a file whose name and type arrive after its content waits until they do. Created
+   * (mode 0700) when missing; stale files there are swept at startup.
+   * @default join(os.tmpdir(), "crudkit-spool")
+   */
+  spoolDir?: string;
   /** Keep a row per file in `uploaded_files`. @default true */
   trackInDatabase?: boolean;
   /** Custom check once the file is received: false or a throw rejects it (400). */

@@ -3,13 +3,12 @@
 // after bytes were stored removes them, so a rejected upload leaves nothing behind.
 
 import { randomUUID } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { open, unlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { createReadStream } from "node:fs";
+import { mkdir, open, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { APIError } from "../../core/errors.ts";
+import { checkJsonValue, textProblem } from "../../core/input-checks.ts";
+import { writeNewFile } from "../../storage/local/new-file.ts";
 import type { StorageAdapter, StoredFile } from "../../storage/storage-adapter.ts";
 import { type FileNaming, storedName } from "./file-naming.ts";
 import type { UploadedFileInfo } from "./options.ts";
@@ -22,7 +21,14 @@ export interface UploadRules {
   allowedMimeTypes: readonly string[];
   fileNaming: FileNaming;
   validate: ((file: UploadedFileInfo) => unknown) | undefined;
+  /** Where a file sent before its name and type waits (created by the plugin, private to it). */
+  spoolDir: string;
+  /** How deep the upload body may nest (metadata included). */
+  maxJsonDepth: number;
 }
+
+/** Spool files start with this; the plugin sweeps stale ones at startup. */
+export const SPOOL_PREFIX = "crudkit-upload-";
 
 export interface ReceivedUpload {
   stored: StoredFile;
@@ -41,7 +47,10 @@ export async function receiveUpload(
   source: AsyncIterable<Uint8Array>,
   rules: UploadRules,
 ): Promise<ReceivedUpload> {
-  const events = parseUploadBody(source, { maxFileSize: rules.maxFileSize })[Symbol.asyncIterator]();
+  const events = parseUploadBody(source, {
+    maxFileSize: rules.maxFileSize,
+    maxDepth: rules.maxJsonDepth,
+  })[Symbol.asyncIterator]();
   const fields: Fields = {};
   let started = false;
   for (let next = await events.next(); !next.done; next = await events.next()) {
@@ -52,7 +61,7 @@ export async function receiveUpload(
     }
   }
   if (!started) {
-    checkFields(fields);
+    checkFields(fields, rules);
     throw invalid("file", "file is required: the file's content as base64.");
   }
 
@@ -70,7 +79,7 @@ export async function receiveUpload(
   try {
     if (fields.filename !== undefined && fields.mimeType !== undefined) {
       // Name and type came first: stream straight into storage, checking the type before any byte lands.
-      const { filename, mimeType } = checkFields(fields);
+      const { filename, mimeType } = checkFields(fields, rules);
       checkAllowed(mimeType, rules.allowedMimeTypes);
       stored = await rules.storage.store(
         sniffing(fileBytes(), mimeType),
@@ -82,7 +91,7 @@ export async function receiveUpload(
       // The file came first: spool it to a temporary file until its name and type are known.
       stored = await spoolThenStore(fileBytes(), events, fields, rules);
     }
-    const { filename, mimeType, metadata } = checkFields(fields);
+    const { filename, mimeType, metadata } = checkFields(fields, rules);
     const info: UploadedFileInfo = { size, filename, mimeType, metadata };
     await runValidate(rules.validate, info);
     return { stored, info };
@@ -100,11 +109,13 @@ async function spoolThenStore(
   fields: Fields,
   rules: UploadRules,
 ): Promise<StoredFile> {
-  const spool = join(tmpdir(), `crudkit-upload-${randomUUID()}`);
+  const spool = join(rules.spoolDir, `${SPOOL_PREFIX}${randomUUID()}`);
+  // Made at startup; made again here in case something removed it since.
+  await mkdir(rules.spoolDir, { recursive: true, mode: 0o700 });
+  await writeNewFile(spool, bytes);
   try {
-    await pipeline(Readable.from(bytes), createWriteStream(spool, { flags: "wx" }));
     await readRest(events, fields);
-    const { filename, mimeType } = checkFields(fields);
+    const { filename, mimeType } = checkFields(fields, rules);
     checkAllowed(mimeType, rules.allowedMimeTypes);
     const handle = await open(spool, "r");
     const head = new Uint8Array(SNIFF_LENGTH);
@@ -153,7 +164,10 @@ async function readRest(events: AsyncIterator<UploadEvent>, fields: Fields): Pro
   }
 }
 
-function checkFields(fields: Fields): {
+function checkFields(
+  fields: Fields,
+  rules: Pick<UploadRules, "maxJsonDepth">,
+): {
   filename: string;
   mimeType: string;
   metadata: Record<string, unknown> | null;
@@ -161,6 +175,8 @@ function checkFields(fields: Fields): {
   const { filename, mimeType, metadata } = fields;
   if (typeof filename !== "string" || filename.trim() === "")
     throw invalid("filename", "filename is required: the file's name.");
+  const problem = textProblem(filename);
+  if (problem) throw invalid("filename", `filename ${problem}.`);
   if (typeof mimeType !== "string" || !MIME.test(mimeType.toLowerCase())) {
     throw invalid("mimeType", "mimeType is required, as type/subtype (for example image/png).");
   }
@@ -171,6 +187,8 @@ function checkFields(fields: Fields): {
   ) {
     throw invalid("metadata", "metadata must be a JSON object.");
   }
+  // Named as the body sees it, so the error's path reads metadata.<key>.
+  if (metadata) checkJsonValue({ metadata }, rules.maxJsonDepth);
   return {
     filename,
     mimeType: mimeType.toLowerCase(),

@@ -7,6 +7,7 @@ import { uuidv7 } from "../../core/id.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { assertJsonBody, interrupted } from "../../core/request-body.ts";
 import { dateToColumn } from "../../db/column-values.ts";
+import { supportsRowLocks } from "../../db/dialect.ts";
 import { newestFirstPage } from "../../db/newest-first-page.ts";
 import { runAfterCommit, runAll } from "../../resource/hooks.ts";
 import type { paginate } from "../../resource/list-query.ts";
@@ -105,7 +106,7 @@ function getFile(state: UploadState) {
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
       await authorizeUpload(state.access, "read", ctx, id);
-      return toRecord(await findRow(state, ctx.db, id, "read"));
+      return toRecord(await findRow(state, ctx.db, id, "read"), state.app.log);
     },
   } satisfies Endpoint as Endpoint<"getFile", { id: string }, UploadedFileRecord, "/upload/file/:id">;
 }
@@ -118,7 +119,7 @@ function downloadFile(state: UploadState) {
       const id = ctx.params.id!;
       await authorizeUpload(state.access, "download", ctx, id);
       const row = await findRow(state, ctx.db, id, "download");
-      const record = toRecord(row);
+      const record = toRecord(row, state.app.log);
       return downloadResponse(state.rules.storage, { ...record, path: String(row.path) }, ctx.headers);
     },
   } satisfies Endpoint;
@@ -134,9 +135,14 @@ function deleteFile(state: UploadState) {
       const user = await authorizeUpload(state.access, "delete", ctx, id);
       const hookCtx = { ...hookContext(ctx, state, "delete", user), id };
       const previous = await inTransaction(state, async (db) => {
-        const row = await findRow(state, db, id, "delete");
-        await db.deleteFrom(UPLOADED_FILES).where("id", "=", id).execute();
-        await runAll(state.app.hooks.afterDelete, { ...hookCtx, db, previous: toRecord(row) });
+        // Locked, and the delete must remove it: of concurrent deletes exactly one gets past here.
+        const row = await findRow(state, db, id, "delete", true);
+        const { numDeletedRows } = await db
+          .deleteFrom(UPLOADED_FILES)
+          .where("id", "=", id)
+          .executeTakeFirst();
+        if (numDeletedRows !== 1n) notFoundFile(id);
+        await runAll(state.app.hooks.afterDelete, { ...hookCtx, db, previous: toRecord(row, state.app.log) });
         return row;
       });
       // The row is gone with its transaction; then the bytes. A failure here leaves an object no record points to, logged.
@@ -145,7 +151,7 @@ function deleteFile(state: UploadState) {
         .catch((e) => state.app.log("crudkit: could not remove an uploaded file", e));
       await runAfterCommit(
         state.app.hooks.afterDeleteCommit,
-        { ...hookCtx, previous: toRecord(previous) },
+        { ...hookCtx, previous: toRecord(previous, state.app.log) },
         state.app.log,
       );
       await runAfterCommit(state.app.hooks.afterWriteCommit, hookCtx, state.app.log);
@@ -184,7 +190,7 @@ function listFiles(state: UploadState) {
       if (mimeType?.endsWith("/*"))
         query = query.where("mime_type", "like", `${mimeType.slice(0, -1).replace(/[\\%_]/g, "\\$&")}%`);
       else if (mimeType) query = query.where("mime_type", "=", mimeType);
-      return newestFirstPage(query, "uploaded_at", { page, limit }, toRecord);
+      return newestFirstPage(query, "uploaded_at", { page, limit }, (row) => toRecord(row, state.app.log));
     },
   } satisfies Endpoint as Endpoint<
     "listFiles",
@@ -222,15 +228,21 @@ async function findRow(
   db: Kysely<any>,
   id: string,
   operation: string,
+  lock = false,
 ): Promise<Record<string, unknown>> {
   requireTable(state, operation);
-  const row = await db.selectFrom(UPLOADED_FILES).selectAll().where("id", "=", id).executeTakeFirst();
-  if (!row)
-    throw new APIError(
-      "NOT_FOUND",
-      `No uploaded file with id "${id.slice(0, 80).replace(/[^\x20-\x7e]/g, "?")}" exists.`,
-    );
+  let query = db.selectFrom(UPLOADED_FILES).selectAll().where("id", "=", id);
+  if (lock && supportsRowLocks(state.app.dialect)) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  if (!row) notFoundFile(id);
   return row;
+}
+
+function notFoundFile(id: string): never {
+  throw new APIError(
+    "NOT_FOUND",
+    `No uploaded file with id "${id.slice(0, 80).replace(/[^\x20-\x7e]/g, "?")}" exists.`,
+  );
 }
 
 function requireTable(state: UploadState, operation: string): void {

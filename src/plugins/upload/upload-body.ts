@@ -15,6 +15,8 @@ export interface UploadBodyLimits {
   maxFileSize: number;
   /** Largest other field (raw JSON text), in bytes. @default 65536 */
   maxFieldBytes?: number;
+  /** How deep the body may nest; `metadata` is one level below it. @default 32 */
+  maxDepth?: number;
 }
 
 const FIELDS = new Set(["file", "filename", "mimeType", "metadata"]);
@@ -29,6 +31,7 @@ export async function* parseUploadBody(
   limits: UploadBodyLimits,
 ): AsyncGenerator<UploadEvent> {
   const maxFieldBytes = limits.maxFieldBytes ?? 64 * 1024;
+  const maxDepth = limits.maxDepth ?? 32;
   // The most base64 characters a file within the limit can take.
   const maxChars = 4 * Math.ceil(limits.maxFileSize / 3);
   type State =
@@ -246,8 +249,11 @@ export async function* parseUploadBody(
             else if (c === BACKSLASH) escaped = true;
             else if (c === QUOTE) inString = false;
           } else if (c === QUOTE) inString = true;
-          else if (c === 0x7b || c === 0x5b) depth++;
-          else if (c === 0x7d || c === 0x5d) {
+          else if (c === 0x7b || c === 0x5b) {
+            // Counted as it arrives, so a deep value is refused before it is parsed; the body is one level.
+            if (++depth + 1 > maxDepth)
+              throw bad(`The JSON body is nested deeper than the limit of ${maxDepth} levels.`);
+          } else if (c === 0x7d || c === 0x5d) {
             if (depth === 0) {
               // The closing brace of the whole body ends a primitive value.
               yield { kind: "field", name: "metadata", value: parseRaw(raw) };

@@ -1,16 +1,24 @@
 // upload(): base64 uploads streamed to storage (local disk by default, S3 or a custom adapter),
 // tracked in `uploaded_files`, with download, list and delete. Every option as the spec lists it.
 
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import type { CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import { LocalStorage } from "../../storage/local/local-storage.ts";
+import { removeStale } from "../../storage/local/new-file.ts";
 import type { UploadOptions } from "./options.ts";
+import { SPOOL_PREFIX } from "./receive-upload.ts";
 import { uploadRoutes } from "./routes.ts";
 import { uploadedFilesTable } from "./uploaded-files-table.ts";
+
+const STALE_AFTER_MS = 60 * 60 * 1000;
 
 export function upload(options: UploadOptions = {}) {
   const track = options.trackInDatabase ?? true;
   const enabled = options.enabled ?? true;
   const storage = options.storage ?? new LocalStorage(options.uploadDir ?? "./uploads", options.baseUrl);
+  const spoolDir = resolve(options.spoolDir ?? join(tmpdir(), "crudkit-spool"));
   return {
     id: "upload",
     tables: enabled && track ? [uploadedFilesTable] : [],
@@ -26,8 +34,17 @@ export function upload(options: UploadOptions = {}) {
               allowedMimeTypes: options.allowedMimeTypes ?? [],
               fileNaming: options.fileNaming ?? "uuid",
               validate: options.validate,
+              spoolDir,
+              maxJsonDepth: app.jsonDepth,
             },
           })
         : ([] as unknown as ReturnType<typeof uploadRoutes>),
+    async init() {
+      if (!enabled) return;
+      await mkdir(spoolDir, { recursive: true, mode: 0o700 });
+      // What a process killed mid-upload left: older than an hour, so no live upload's file.
+      await removeStale(spoolDir, SPOOL_PREFIX, STALE_AFTER_MS);
+      if (storage instanceof LocalStorage) await storage.removeStaleTemporaries(STALE_AFTER_MS);
+    },
   } satisfies CrudkitPlugin;
 }

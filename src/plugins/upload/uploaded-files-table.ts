@@ -43,7 +43,11 @@ export interface UploadedFileRecord {
 
 export type UploadedFileRow = Record<string, unknown>;
 
-export function toRecord(row: UploadedFileRow): UploadedFileRecord {
+/** `log` hears of metadata that cannot be read back; the record still answers. */
+export function toRecord(
+  row: UploadedFileRow,
+  log: (message: string, error: unknown) => void,
+): UploadedFileRecord {
   const uploadedAt = row.uploaded_at;
   const metadata = row.metadata;
   return {
@@ -55,6 +59,6 @@ export function toRecord(row: UploadedFileRow): UploadedFileRecord {
     url: (row.url as string | null) ?? null,
     uploadedBy: (row.uploaded_by as string | null) ?? null,
     uploadedAt: dateFromColumn(uploadedAt),
-    metadata: jsonFromColumn(metadata) ?? null,
+    metadata: jsonFromColumn(metadata, log) ?? null,
   };
 }

@@ -38,7 +38,7 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
         record.createdAt = now;
         record.updatedAt = now;
       }
-      const created = await inTransaction(ctx.db, hooks.afterCreate, async (db) => {
+      const created = await inTransaction(ctx.db, hooks.afterCreate.length > 0, async (db) => {
         const created = await rt.store.insert(db, record);
         await runAll(hooks.afterCreate, { ...base, db, record: created });
         return created;

@@ -25,7 +25,7 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
         });
       const base = { ...hookContext(ctx, rt, "delete", user), id };
       if (hooks.beforeDelete.length) await runAll(hooks.beforeDelete, base);
-      const previous = await inTransaction(ctx.db, hooks.afterDelete, async (db) => {
+      const previous = await inTransaction(ctx.db, hooks.afterDelete.length > 0, async (db) => {
         const previous = await rt.store.delete(db, id);
         if (!previous) notFound(rt, id);
         await runAll(hooks.afterDelete, { ...base, db, previous });

@@ -8,6 +8,8 @@ import { capitalize, hookContext, inTransaction, notFound, type ResourceRuntime 
 export function updateEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
   const rule = resource.access.update;
+  // The previous record is read under a row lock, which only a transaction holds, so reading it
+  // makes the update a transaction.
   const needsPrevious = hooks.afterUpdate.length > 0 || hooks.afterUpdateCommit.length > 0;
   return {
     method: "PATCH",
@@ -35,8 +37,8 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
       const changes: Record<string, unknown> = resource.timestamps
         ? { ...data, updatedAt: new Date().toISOString() }
         : data;
-      const { record, previous } = await inTransaction(ctx.db, hooks.afterUpdate, async (db) => {
-        const previous = needsPrevious ? await rt.store.findById(db, id) : undefined;
+      const { record, previous } = await inTransaction(ctx.db, needsPrevious, async (db) => {
+        const previous = needsPrevious ? await rt.store.findForUpdate(db, id) : undefined;
         if (needsPrevious && !previous) notFound(rt, id);
         const record = Object.keys(changes).length
           ? await rt.store.update(db, id, changes)

@@ -2,11 +2,10 @@
 // (link fails if the name is taken, so nothing is ever overwritten) and the temporary removed.
 
 import { randomUUID } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createReadStream } from "node:fs";
 import { link, mkdir, readFile, stat, unlink } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import {
   assertPlainName,
   type ByteRange,
@@ -17,6 +16,10 @@ import {
   type StoredFile,
   type StoreOptions,
 } from "../storage-adapter.ts";
+import { removeStale, writeNewFile } from "./new-file.ts";
+
+/** Temporary names start with this; `removeStaleTemporaries` sweeps what a crash left. */
+const TEMPORARY_PREFIX = ".tmp-";
 
 export class LocalStorage implements StorageAdapter {
   readonly directory: string;
@@ -34,9 +37,9 @@ export class LocalStorage implements StorageAdapter {
   async store(file: StorableFile, filename: string, _options?: StoreOptions): Promise<StoredFile> {
     assertPlainName(filename);
     await mkdir(this.directory, { recursive: true });
-    const temporary = join(this.directory, `.tmp-${randomUUID()}`);
+    const temporary = join(this.directory, `${TEMPORARY_PREFIX}${randomUUID()}`);
+    await writeNewFile(temporary, chunksOf(file));
     try {
-      await pipeline(Readable.from(chunksOf(file)), createWriteStream(temporary, { flags: "wx" }));
       for (const name of candidateNames(filename)) {
         try {
           await link(temporary, this.#file(name));
@@ -49,6 +52,11 @@ export class LocalStorage implements StorageAdapter {
     } finally {
       await unlink(temporary).catch(() => {});
     }
+  }
+
+  /** Removes temporaries older than `maxAgeMs` that a process killed mid-write left. */
+  removeStaleTemporaries(maxAgeMs = 60 * 60 * 1000): Promise<number> {
+    return removeStale(this.directory, TEMPORARY_PREFIX, maxAgeMs);
   }
 
   async retrieve(path: string): Promise<Uint8Array> {

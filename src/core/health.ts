@@ -1,0 +1,82 @@
+// GET /health (readiness: the database and every plugin's service answer) and GET /health/live
+// (liveness: the process serves requests). Open to everyone, so they say only "ok" or
+// "unavailable" per check: no versions, hosts, timings or driver messages.
+
+import { type Kysely, sql } from "kysely";
+import type { Endpoint } from "./endpoint.ts";
+
+/** One dependency readiness waits on, for example `database` or `cache`. */
+export interface HealthCheck {
+  name: string;
+  /** Resolves when the dependency answers; rejects (or outlasts the timeout) when it does not. */
+  check(): Promise<unknown>;
+}
+
+export interface HealthReport {
+  status: "ok" | "unavailable";
+  checks: Record<string, "ok" | "unavailable">;
+}
+
+const CHECK_TIMEOUT_MS = 2000;
+const UNCACHED = { "content-type": "application/json", "cache-control": "no-store" } as const;
+
+export function databaseCheck(db: Kysely<any>): HealthCheck {
+  return { name: "database", check: () => sql`select 1`.execute(db) };
+}
+
+/** `log` reports a failed check server-side; the answer only says "unavailable". */
+export function healthEndpoints(
+  checks: readonly HealthCheck[],
+  log: (message: string, error: unknown) => void,
+): Endpoint[] {
+  return [
+    {
+      method: "GET",
+      path: "/health",
+      async handler() {
+        const report = await readiness(checks, log);
+        return new Response(JSON.stringify(report), {
+          status: report.status === "ok" ? 200 : 503,
+          headers: UNCACHED,
+        });
+      },
+    },
+    {
+      method: "GET",
+      path: "/health/live",
+      async handler() {
+        return new Response('{"status":"ok"}', { headers: UNCACHED });
+      },
+    },
+  ];
+}
+
+async function readiness(
+  checks: readonly HealthCheck[],
+  log: (message: string, error: unknown) => void,
+): Promise<HealthReport> {
+  const results = await Promise.all(
+    checks.map(async ({ name, check }) => {
+      try {
+        await withTimeout(check(), CHECK_TIMEOUT_MS);
+        return [name, "ok"] as const;
+      } catch (error) {
+        log(`crudkit: health check "${name}" failed`, error);
+        return [name, "unavailable"] as const;
+      }
+    }),
+  );
+  const ok = results.every(([, result]) => result === "ok");
+  return {
+    status: ok ? "ok" : "unavailable",
+    checks: Object.fromEntries(results),
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,20 @@
+// Errors that mean "this value does not fit its column", whatever the driver: a string longer than
+// a MySQL TEXT, a number or date out of a column's range. Input checks refuse what they know of
+// first; this is the net under them, so such input answers 400 and never 500.
+
+const MYSQL_CODES = new Set([
+  "ER_DATA_TOO_LONG",
+  "ER_WARN_DATA_OUT_OF_RANGE",
+  "ER_TRUNCATED_WRONG_VALUE",
+  "ER_TRUNCATED_WRONG_VALUE_FOR_FIELD",
+  "ER_INVALID_JSON_TEXT",
+  "ER_DATETIME_FUNCTION_OVERFLOW",
+]);
+
+export function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  // PostgreSQL: SQLSTATE class 22, "data exception".
+  if (code.length === 5 && code.startsWith("22")) return true;
+  return MYSQL_CODES.has(code) || code === "SQLITE_TOOBIG";
+}

@@ -1,0 +1,31 @@
+// A Node request listener for a crudkit app, through @hono/node-server's listener, which avoids
+// building full Web objects per request (DESIGN §4 has the measurements).
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { getRequestListener } from "@hono/node-server";
+import { APIError } from "../core/errors.ts";
+import { errorResponse } from "../core/respond.ts";
+
+/** The part of an app serving needs. */
+export interface Servable {
+  handler: (request: Request, info?: { ip?: string }) => Promise<Response>;
+  ready?: Promise<void>;
+  /** Closes the app's plugins and database; `serve().close()` calls it once requests have drained. */
+  close?: () => Promise<void>;
+}
+
+export type NodeListener = (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>;
+
+const MALFORMED = new APIError("BAD_REQUEST", "The request's URL or Host header is malformed.");
+
+/** A listener for `http.createServer(toNodeListener(app))`. */
+export function toNodeListener(app: Servable): NodeListener {
+  return getRequestListener(
+    (request, env) => app.handler(request, { ip: env.incoming.socket.remoteAddress }),
+    {
+      // The adapter refuses a request it cannot turn into a URL (a bad Host, a backslash in the
+      // path) before crudkit sees it; without this it answers 400 with an empty body.
+      errorHandler: () => errorResponse(MALFORMED),
+    },
+  ) as NodeListener;
+}

@@ -1,0 +1,54 @@
+// Writing a stream of chunks to a file that must not exist yet, leaving nothing behind on failure.
+// The file is opened before the first chunk is read: a write stream opens lazily, so an error
+// that arrives first could otherwise remove the file before it exists and leave it created after.
+
+import { open, readdir, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+
+/** Writes `chunks` to `path` (created, never overwritten). On any failure the file is gone before this rejects. */
+export async function writeNewFile(path: string, chunks: AsyncIterable<Uint8Array>): Promise<void> {
+  const handle = await open(path, "wx");
+  try {
+    for await (const chunk of chunks) {
+      for (let offset = 0; offset < chunk.byteLength; ) {
+        const { bytesWritten } = await handle.write(chunk, offset, chunk.byteLength - offset);
+        offset += bytesWritten;
+      }
+    }
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await unlink(path).catch(() => {});
+    throw error;
+  }
+  await handle.close();
+}
+
+/**
+ * Removes files named `prefix…` in `directory` older than `maxAgeMs`: what a process killed
+ * mid-write left. Younger ones may be another instance's writes in progress. Returns how many went.
+ */
+export async function removeStale(directory: string, prefix: string, maxAgeMs: number): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(directory);
+  } catch {
+    return 0;
+  }
+  const cutoff = Date.now() - maxAgeMs;
+  let removed = 0;
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const file = join(directory, name);
+    const info = await stat(file).catch(() => undefined);
+    if (
+      info?.isFile() &&
+      info.mtimeMs < cutoff &&
+      (await unlink(file).then(
+        () => true,
+        () => false,
+      ))
+    )
+      removed++;
+  }
+  return removed;
+}
