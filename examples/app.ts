@@ -34,6 +34,8 @@ export interface ExampleOptions {
   apiKey: string;
   /** Cache reads and lists in memory. @default true */
   cache?: boolean;
+  /** Where uploads whose content comes before their name wait. @default the upload plugin's */
+  spoolDir?: string;
 }
 
 const isAdmin = ({ user }: { user: { roles?: readonly string[] } | null }) =>
@@ -48,6 +50,7 @@ export function createExampleApp(options: ExampleOptions) {
       apiKey({ keys: { [options.apiKey]: { id: "example-user", roles: ["admin"] } } }),
       upload({
         uploadDir: options.uploadDir,
+        spoolDir: options.spoolDir,
         baseUrl: "/uploads",
         maxFileSize: Number(process.env.MAX_FILE_SIZE ?? 10 * 1024 * 1024),
         access: { upload: signedIn, read: signedIn, download: signedIn, delete: signedIn, list: signedIn },

@@ -26,6 +26,7 @@ const app = createExampleApp({
   database: databaseFromUrl(databaseUrl),
   apiKey: key,
   uploadDir,
+  spoolDir: join(dataDir, "spool"),
   cache: process.env.CACHE !== "off",
 });
 const running = await serve(await withSite(app, uploadDir), { port, hostname });

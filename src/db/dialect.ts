@@ -43,8 +43,11 @@ export function columnDataType(
   type: ColumnType,
   keyed = false,
 ): ColumnDataType | Expression<unknown> {
-  if (dialect === "mysql" && type === "text" && keyed)
-    return sql`varchar(255) character set utf8mb4 collate utf8mb4_bin`;
+  if (dialect === "mysql" && type === "text") {
+    // LONGTEXT, as MySQL's TEXT holds only 64 KiB and a string field without a maximum must
+    // store what the body limit lets through.
+    return keyed ? sql`varchar(255) character set utf8mb4 collate utf8mb4_bin` : sql`longtext`;
+  }
   return COLUMN_TYPES[dialect][type];
 }
 
