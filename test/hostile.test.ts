@@ -47,7 +47,7 @@ const ODD_BUT_FINE = [
 ];
 
 const deep = (levels: number, leaf = "1") => "[".repeat(levels) + leaf + "]".repeat(levels);
-const deepObject = (levels: number): string => '{"a":'.repeat(levels) + "1" + "}".repeat(levels);
+const deepObject = (levels: number): string => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
 
 interface Answer {
   status: number;

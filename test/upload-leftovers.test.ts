@@ -116,7 +116,12 @@ describe("rejected uploads leave no file", () => {
         headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
       });
       req.on("error", () => resolve());
-      req.write(body.slice(0, body.length / 2), () => setTimeout(() => (req.destroy(), resolve()), 5));
+      req.write(body.slice(0, body.length / 2), () =>
+        setTimeout(() => {
+          req.destroy();
+          resolve();
+        }, 5),
+      );
     });
 
   it("2,000 rejected uploads at concurrency 4: 0 files in the upload or spool directory", async () => {
