@@ -24,7 +24,7 @@ export const product = createResource({
 export const person = createResource({
   name: "person",
   schema: withId({ name: z.string(), born: z.date().optional(), tags: z.array(z.string()).default([]) }),
-  access: { create: true, read: true, list: true },
+  access: { create: true, read: true, update: true, list: true },
 });
 
 export function createClientTestApp() {
