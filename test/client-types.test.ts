@@ -47,6 +47,23 @@ describe("client types", () => {
     expectTypeOf<Awaited<ReturnType<typeof calls.person>>>().toEqualTypeOf<ClientResult<Person>>();
   });
 
+  it("clear optional fields with null on update, and only those; accept ISO strings for dates", () => {
+    const calls = {
+      clear: () => client.person.update("id", { born: null }),
+      born: () => client.person.create({ name: "Ada", born: "1815-12-10" }),
+      // @ts-expect-error name is required: it cannot be cleared
+      name: () => client.person.update("id", { name: null }),
+      // @ts-expect-error status has a default, so it is never absent: it cannot be cleared
+      status: () => client.product.update("id", { status: null }),
+      // @ts-expect-error null is for clearing on update; a create leaves the field out instead
+      create: () => client.person.create({ name: "Ada", born: null }),
+    };
+    expectTypeOf<Parameters<typeof client.person.update>[1]["born"]>().toEqualTypeOf<
+      Date | string | null | undefined
+    >();
+    expect(Object.keys(calls)).toHaveLength(5);
+  });
+
   it("narrow { data, error } on error", () => {
     const use = async () => {
       const result = await client.product.read("id");

@@ -432,6 +432,29 @@ forEachDialect((dialect) => {
         `{"file":"aGk=","filename":"b\\u0000.txt","mimeType":"text/plain"}`,
       );
       expectError(fileFirst, 400, "VALIDATION_ERROR");
+      // Odd Range and If-None-Match headers on a download: a 2xx, 304 or 416, never a 5xx.
+      const stored = await upload({
+        filename: "range.txt",
+        file: Buffer.from("0123456789").toString("base64"),
+      });
+      for (const range of [
+        "bytes=abc",
+        "bytes=-0",
+        "bytes=99999999999999999999-",
+        "bytes=0-1,2-3",
+        "bytes=5-1",
+        "bytes=-99999999999999999999",
+        "items=0-1",
+        "bytes=\u00ff",
+      ]) {
+        const answer = await rawRequest(
+          server.url,
+          `GET /api/upload/download/${stored.body.id} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${KEY}\r\n` +
+            `Range: ${range}\r\nIf-None-Match: "\u00ff, W/\r\nConnection: close\r\n\r\n`,
+        );
+        expect([200, 206, 304, 416], range).toContain(answer.status);
+        if (answer.status === 416) expect(JSON.parse(answer.body).code).toBe("RANGE_NOT_SATISFIABLE");
+      }
       // Accepted odd names read back exactly, in the record and the list.
       for (const filename of ["ünïcödé 🎩.txt", "'; drop table uploaded_files; --.txt", "a\u0007b.txt"]) {
         const created = await upload({ filename, metadata: { note: filename } });

@@ -8,6 +8,7 @@ import {
   crudkit,
   type DatabaseOptions,
   MemoryStorage,
+  type UpdateInputOf,
   withId,
 } from "crudkit";
 import { createClient } from "crudkit/client";
@@ -15,7 +16,7 @@ import { type RunningServer, serve } from "crudkit/node";
 import { audit, cache, redisStore, upload } from "crudkit/plugins";
 import { Redis } from "ioredis";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it, vi } from "vitest";
 import { z } from "zod";
 import { type ClientTestApp, createClientTestApp } from "./client-app.ts";
 import { forEachDialect } from "./dialects.ts";
@@ -97,10 +98,11 @@ forEachDialect((dialect) => {
       const cleared = await app.api.updateJournal({ params: { id: created.id }, body: { subtitle: null } });
       expect(cleared).not.toHaveProperty("subtitle");
       expect(await app.api.readJournal({ params: { id: created.id } })).toEqual(cleared);
-      // A required field cannot be cleared.
-      // @ts-expect-error title is required
+      // A required field cannot be cleared, and the types say so.
+      expectTypeOf<UpdateInputOf<typeof journal>["title"]>().toEqualTypeOf<string | undefined>();
+      expectTypeOf<UpdateInputOf<typeof journal>["subtitle"]>().toEqualTypeOf<string | null | undefined>();
       const required = await refusal(
-        app.api.updateJournal({ params: { id: created.id }, body: { title: null } }),
+        app.api.updateJournal({ params: { id: created.id }, body: { title: null } as never }),
       );
       expect(required.code).toBe("VALIDATION_ERROR");
     });
