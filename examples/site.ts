@@ -20,13 +20,19 @@ const STATIC_TYPES: Record<string, string> = {
 };
 
 export async function withSite(
-  app: { handler: (request: Request, info?: ConnectionInfo) => Promise<Response>; ready: Promise<void> },
+  app: {
+    handler: (request: Request, info?: ConnectionInfo) => Promise<Response>;
+    ready: Promise<void>;
+    close(): Promise<void>;
+  },
   uploadDir: string,
 ) {
   const page = await readFile(new URL("./public/index.html", import.meta.url), "utf8");
   const { code } = await bundleClient();
   return {
     ready: app.ready,
+    // serve().close() closes the app once requests have drained.
+    close: () => app.close(),
     handler(request: Request, info?: ConnectionInfo): Promise<Response> {
       // A slice, not new URL(): this runs in front of every API request the benchmark sends.
       const url = request.url;

@@ -63,6 +63,8 @@ forEachDialect((dialect) => {
         [{ title: "\ud800" }, "VALIDATION_ERROR", "title"],
         [{ title: "t", data: { n: Number.POSITIVE_INFINITY } }, "VALIDATION_ERROR", "data.n"],
         [{ title: "t", data: { n: Number.NaN } }, "VALIDATION_ERROR", "data.n"],
+        [{ title: "t", data: { n: 10n } }, "VALIDATION_ERROR", "data.n"],
+        [{ title: "t", data: { f: () => 1 } }, "VALIDATION_ERROR", "data.f"],
         [{ title: "t", data: cyclic }, "BAD_REQUEST", ""],
         [{ title: "t", data: { deep } }, "BAD_REQUEST", ""],
       ];
@@ -75,6 +77,8 @@ forEachDialect((dialect) => {
       const notFound = await refusal(app.api.readJournal({ params: { id: "a\0" } }));
       expect(notFound).toMatchObject({ status: 400, code: "BAD_REQUEST" });
       expect(notFound.message).toMatch(/path parameter id/);
+      const badHeaders = await refusal(app.api.listJournals({ headers: { "x-api-key": "a\nb" } }));
+      expect(badHeaders).toMatchObject({ status: 400, code: "BAD_REQUEST" });
       const badQuery = await refusal(app.api.listJournals({ query: { search: "\0" } }));
       expect(badQuery).toMatchObject({ status: 400, code: "BAD_REQUEST" });
       expect((await app.api.listJournals()).pagination.total).toBe(0);

@@ -3,6 +3,7 @@
 
 import type { Kysely } from "kysely";
 import type { EndpointContext } from "./endpoint.ts";
+import { APIError } from "./errors.ts";
 import type { Identify, User } from "./identity.ts";
 import { checkJsonValue, checkParameter } from "./input-checks.ts";
 import { readJsonBody } from "./request-body.ts";
@@ -84,7 +85,7 @@ export class InProcessContext implements EndpointContext {
     private readonly deps: ContextDeps,
   ) {
     this.db = deps.db;
-    this.headers = new Headers(options.headers);
+    this.headers = validHeaders(options.headers);
     this.params = options.params ? checkedParams(options.params) : {};
     this.query = options.query ? stringValues(options.query) : NO_QUERY;
     this.overrideAccess = options.overrideAccess === true;
@@ -130,6 +131,15 @@ function stringValues(query: NonNullable<CallOptions["query"]>): Record<string, 
     }
   }
   return result;
+}
+
+/** Server code may pass anything; headers no HTTP request could carry are the caller's mistake, a 400. */
+function validHeaders(init: HeadersInit | undefined): Headers {
+  try {
+    return new Headers(init);
+  } catch (cause) {
+    throw new APIError("BAD_REQUEST", "The headers given are not valid HTTP headers.", { cause });
+  }
 }
 
 function checkedParams(params: Record<string, string>): Record<string, string> {

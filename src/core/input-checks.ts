@@ -53,6 +53,9 @@ export function checkJsonValue(value: unknown, maxDepth: number): void {
       if (problem) throw invalidValue(path, problem);
     } else if (typeof node === "number") {
       if (!Number.isFinite(node)) throw invalidValue(path, "must be a finite number");
+    } else if (typeof node === "bigint" || typeof node === "function" || typeof node === "symbol") {
+      // Only server code can pass these; JSON has no form for them.
+      throw invalidValue(path, "must be a JSON value (string, number, boolean, null, array or object)");
     } else if (typeof node === "object" && node !== null && !(node instanceof Date)) {
       if (depth >= maxDepth) throw tooDeep(maxDepth);
       if (Array.isArray(node)) {

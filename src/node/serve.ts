@@ -48,6 +48,8 @@ const DEFAULTS = {
   shutdownGrace: 10_000,
 } satisfies ServeOptions;
 
+const DRAIN_SWEEP_MS = 25;
+
 /**
  * Waits for the app to be ready, then listens. Port 0 picks a free port.
  *
@@ -58,10 +60,6 @@ const DEFAULTS = {
 export async function serve(app: Servable, options: ServeOptions = {}): Promise<RunningServer> {
   const limits = { ...DEFAULTS, ...definedOnly(options) };
   await app.ready;
-  const listener = toNodeListener(app);
-  let inFlight = 0;
-  let closing = false;
-  let drained: (() => void) | undefined;
   const server = createServer(
     {
       headersTimeout: limits.headersTimeout,
@@ -71,15 +69,7 @@ export async function serve(app: Servable, options: ServeOptions = {}): Promise<
       // Timeouts are enforced when connections are checked: often enough for a 1-second resolution.
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeout),
     },
-    (incoming, outgoing) => {
-      inFlight++;
-      // Once closing, every answer closes its connection, so keep-alive clients reconnect elsewhere.
-      if (closing) outgoing.setHeader("connection", "close");
-      outgoing.once("close", () => {
-        if (--inFlight === 0) drained?.();
-      });
-      void listener(incoming, outgoing);
-    },
+    toNodeListener(app),
   );
   server.timeout = limits.idleTimeout;
   server.maxConnections = limits.maxConnections;
@@ -94,17 +84,18 @@ export async function serve(app: Servable, options: ServeOptions = {}): Promise<
 
   let closed: Promise<void> | undefined;
   const close = async () => {
-    closing = true;
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Connections close as soon as they have no request in flight, checked often, so nothing is
+    // counted per request; the server's close callback fires when the last one has gone.
     server.closeIdleConnections();
-    if (inFlight > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        drained = resolve;
-        timer = setTimeout(resolve, limits.shutdownGrace);
-      });
-      clearTimeout(timer);
-    }
+    const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_SWEEP_MS);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      stopped,
+      new Promise((resolve) => (timer = setTimeout(resolve, limits.shutdownGrace))),
+    ]);
+    clearInterval(sweep);
+    clearTimeout(timer);
     server.closeAllConnections();
     await stopped;
     await app.close?.();
