@@ -7,6 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { openSocket } from "./wire.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -32,7 +33,7 @@ async function freePort(): Promise<number> {
 /** Starts examples/server.ts and resolves with everything it printed once it listens. */
 async function startExample(
   env: Record<string, string>,
-): Promise<{ port: number; output: string; dir: string }> {
+): Promise<{ port: number; output: string; dir: string; child: ChildProcess }> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "crudkit-example-"));
   const child = spawn(process.execPath, ["--import", "tsx", "examples/server.ts"], {
@@ -53,7 +54,7 @@ async function startExample(
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
   });
-  return { port, output, dir };
+  return { port, output, dir, child };
 }
 
 /** The README's walk-through: each ```sh block with the ```json block that follows it. */
@@ -154,4 +155,31 @@ describe("README walk-through", () => {
     expect(created).toMatchObject({ name: "Hat", price: 5, status: "draft" });
     expect(readFileSync(join(dir, "app.db")).length).toBeGreaterThan(0);
   });
+
+  it("on SIGTERM finishes the request in flight, then exits 0", async () => {
+    const { port, child } = await startExample({ API_KEY: "term-key" });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const body = JSON.stringify({
+      file: Buffer.alloc(200_000, 3).toString("base64"),
+      filename: "t.bin",
+      mimeType: "application/octet-stream",
+    });
+    // Half the body is sent, then the signal, then the rest: the upload must still be answered.
+    const socket = await openSocket(`http://127.0.0.1:${port}`);
+    let answer = "";
+    socket.on("data", (chunk) => {
+      answer += chunk.toString();
+    });
+    socket.write(
+      `POST /api/upload/file HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: term-key\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 100_000)}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    child.kill("SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.write(body.slice(100_000));
+    expect(await exited).toBe(0);
+    expect(answer).toMatch(/^HTTP\/1\.1 201/);
+    expect(answer).toContain('"originalName":"t.bin"');
+    socket.destroy();
+  }, 30_000);
 });
