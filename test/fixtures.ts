@@ -42,3 +42,16 @@ export const loose = createResource({
   schema: withId({ payload: z.union([z.string(), z.number()]) }),
   access: { create: true, read: true },
 });
+
+/** JSON fields, a nested date and an optional field: what the input rules are tested on. */
+export const journal = createResource({
+  name: "journal",
+  schema: withId({
+    title: z.string().min(1),
+    subtitle: z.string().optional(),
+    data: z.record(z.string(), z.unknown()).optional(),
+    events: z.array(z.object({ at: z.date(), what: z.string() })).default([]),
+  }),
+  searchable: ["title"],
+  access: { create: true, read: true, update: true, delete: true, list: true },
+});

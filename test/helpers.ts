@@ -1,6 +1,6 @@
 // Test helpers: an app on a fresh SQLite file, and a request function that drives app.handler.
 
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
@@ -15,6 +15,15 @@ export function tempDatabaseUrl(): string {
   const dir = mkdtempSync(join(tmpdir(), "crudkit-test-"));
   dirs.push(dir);
   return `file:${join(dir, "test.db")}`;
+}
+
+/** An upload directory and a spool directory, both empty, removed after the test file. */
+export function tempUploadDirs(): { uploadDir: string; spoolDir: string } {
+  const dir = mkdtempSync(join(tmpdir(), "crudkit-uploads-"));
+  dirs.push(dir);
+  const uploadDir = join(dir, "uploads");
+  mkdirSync(uploadDir);
+  return { uploadDir, spoolDir: join(dir, "spool") };
 }
 
 export interface TestResponse {

@@ -3,34 +3,19 @@
 // header and filename. Each answer has its exact status and code and a JSON body that leaks
 // nothing; whatever is acknowledged reads back the same; the server is healthy after each group.
 
-import { mkdirSync, mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
+import { readdirSync } from "node:fs";
+import { crudkit, type DatabaseOptions } from "crudkit";
 import { type RunningServer, serve } from "crudkit/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { createExampleApp } from "../examples/app.ts";
 import { forEachDialect } from "./dialects.ts";
-import { expectNoLeak } from "./helpers.ts";
+import { journal } from "./fixtures.ts";
+import { expectNoLeak, tempUploadDirs } from "./helpers.ts";
 import { rawRequest } from "./wire.ts";
 
 const KEY = "hostile-suite-key";
 const AUTH = { "x-api-key": KEY };
 const JSON_HEADERS = { ...AUTH, "content-type": "application/json" };
-
-/** A resource with JSON fields, a nested date and an optional field, served beside the example. */
-const journal = createResource({
-  name: "journal",
-  schema: withId({
-    title: z.string().min(1),
-    subtitle: z.string().optional(),
-    data: z.record(z.string(), z.unknown()).optional(),
-    events: z.array(z.object({ at: z.date(), what: z.string() })).default([]),
-  }),
-  searchable: ["title"],
-  access: { create: true, read: true, update: true, delete: true, list: true },
-});
 
 /** Strings every database must store and give back exactly as sent. */
 const ODD_BUT_FINE = [
@@ -64,10 +49,7 @@ forEachDialect((dialect) => {
   const logged: string[] = [];
 
   beforeAll(async () => {
-    const root = mkdtempSync(join(tmpdir(), "crudkit-hostile-"));
-    uploadDir = join(root, "uploads");
-    spoolDir = join(root, "spool");
-    mkdirSync(uploadDir);
+    ({ uploadDir, spoolDir } = tempUploadDirs());
     const example = createExampleApp({
       database: await dialect.fresh(),
       apiKey: KEY,

@@ -4,12 +4,10 @@
 import {
   APIError,
   type CrudkitPlugin,
-  createResource,
   crudkit,
   type DatabaseOptions,
   MemoryStorage,
   type UpdateInputOf,
-  withId,
 } from "crudkit";
 import { createClient } from "crudkit/client";
 import { type RunningServer, serve } from "crudkit/node";
@@ -17,21 +15,10 @@ import { audit, cache, redisStore, upload } from "crudkit/plugins";
 import { Redis } from "ioredis";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it, vi } from "vitest";
-import { z } from "zod";
 import { type ClientTestApp, createClientTestApp } from "./client-app.ts";
 import { forEachDialect } from "./dialects.ts";
+import { journal } from "./fixtures.ts";
 import { call, expectNoLeak, tempDatabaseUrl } from "./helpers.ts";
-
-const journal = createResource({
-  name: "journal",
-  schema: withId({
-    title: z.string().min(1),
-    subtitle: z.string().optional(),
-    data: z.record(z.string(), z.unknown()).optional(),
-    events: z.array(z.object({ at: z.date(), what: z.string() })).default([]),
-  }),
-  access: { create: true, read: true, update: true, delete: true, list: true },
-});
 
 const refusal = async (promise: Promise<unknown>) => {
   const error = await promise.then(

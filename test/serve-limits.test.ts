@@ -1,7 +1,7 @@
 // serve() against slow, stuck and numerous clients, and shutdown under load: bounded tests on
 // 127.0.0.1 with short timeouts, so each finishes in seconds.
 
-import { mkdirSync, mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createExampleApp } from "../examples/app.ts";
 import { forEachDialect } from "./dialects.ts";
-import { tempDatabaseUrl } from "./helpers.ts";
+import { tempDatabaseUrl, tempUploadDirs } from "./helpers.ts";
 import { openSocket } from "./wire.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -42,10 +42,7 @@ describe("serve() limits", () => {
   let uploadDir: string;
   let spoolDir: string;
   beforeAll(async () => {
-    const root = mkdtempSync(join(tmpdir(), "crudkit-limits-"));
-    uploadDir = join(root, "uploads");
-    spoolDir = join(root, "spool");
-    mkdirSync(uploadDir);
+    ({ uploadDir, spoolDir } = tempUploadDirs());
     const app = createExampleApp({
       database: { provider: "sqlite", url: tempDatabaseUrl() },
       apiKey: "k",

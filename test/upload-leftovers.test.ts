@@ -2,15 +2,13 @@
 // name-first and file-first, validation, size, broken base64, clients that vanish) against a served
 // app: afterwards neither the upload directory nor the spool directory holds a single file.
 
-import { mkdirSync, mkdtempSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { crudkit } from "crudkit";
 import { type RunningServer, serve } from "crudkit/node";
 import { upload } from "crudkit/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { randomBytesFor, tempDatabaseUrl } from "./helpers.ts";
+import { randomBytesFor, tempDatabaseUrl, tempUploadDirs } from "./helpers.ts";
 
 const ALL = { upload: true, read: true, download: true, delete: true, list: true } as const;
 const PNG_HEAD = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -81,10 +79,7 @@ describe("rejected uploads leave no file", () => {
   let uploadDir: string;
   let spoolDir: string;
   beforeAll(async () => {
-    const root = mkdtempSync(join(tmpdir(), "crudkit-leftovers-"));
-    uploadDir = join(root, "uploads");
-    spoolDir = join(root, "spool");
-    mkdirSync(uploadDir);
+    ({ uploadDir, spoolDir } = tempUploadDirs());
     const app = crudkit({
       database: { provider: "sqlite", url: tempDatabaseUrl() },
       autoMigrate: true,
