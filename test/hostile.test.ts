@@ -298,6 +298,15 @@ forEachDialect((dialect) => {
         );
       }
       expectError(await get("/api/upload/download/%00"), 400, "BAD_REQUEST");
+      // An id differing only by trailing spaces is another id: MySQL's padding comparison must not
+      // let a request for "pad " read, change or delete "pad".
+      const padded = await post("/api/product", '{"id":"pad","name":"n","price":1}');
+      expect(padded.status).toBe(201);
+      for (const method of ["GET", "PATCH", "DELETE"]) {
+        const init = { method, headers: JSON_HEADERS, body: method === "PATCH" ? '{"price":9}' : undefined };
+        expectError(await send("/api/product/pad%20", init), 404, "NOT_FOUND");
+      }
+      expect((await get("/api/product/pad")).body.price).toBe(1);
       expectError(await get("/api/product/..%2F..%2Fetc%2Fpasswd"), 404, "NOT_FOUND");
       await expectHealthy();
     });

@@ -1,6 +1,6 @@
 // What differs between SQL engines, in one place: column types and the few SQL forms that vary.
 
-import { type ColumnDataType, type Expression, sql } from "kysely";
+import { type ColumnDataType, type Expression, type SqlBool, sql } from "kysely";
 import type { ColumnType } from "./table-definition.ts";
 
 export type DialectName = "sqlite" | "postgres" | "mysql";
@@ -67,4 +67,18 @@ export function likeOperator(dialect: DialectName): "like" | "ilike" {
  */
 export function supportsRowLocks(dialect: DialectName): boolean {
   return dialect !== "sqlite";
+}
+
+/**
+ * `column = value`, compared exactly. MySQL's collations pad with spaces, so `'a' = 'a '` holds
+ * there and a request for id "a " would reach record "a"; the bytes are compared too, while the
+ * plain equality still picks the index.
+ *
+ * MySQL: (`id` = ? and cast(`id` as binary) = cast(? as binary)); elsewhere "id" = ?
+ */
+export function equalsExactly(dialect: DialectName, column: string, value: unknown): Expression<SqlBool> {
+  const ref = sql.ref(column);
+  return dialect === "mysql"
+    ? sql<SqlBool>`(${ref} = ${value} and cast(${ref} as binary) = cast(${value} as binary))`
+    : sql<SqlBool>`${ref} = ${value}`;
 }

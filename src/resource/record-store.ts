@@ -4,7 +4,7 @@
 import { type Kysely, sql } from "kysely";
 import { APIError } from "../core/errors.ts";
 import { type Database, isUniqueViolation } from "../db/database.ts";
-import { likeOperator, supportsRowLocks } from "../db/dialect.ts";
+import { equalsExactly, likeOperator, supportsRowLocks } from "../db/dialect.ts";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import { createRecordCodec } from "../db/record-codec.ts";
 import type { ListQuery } from "./list-query.ts";
@@ -46,14 +46,15 @@ export function createRecordStore(
     builder.insertInto(table).values(Object.fromEntries(columns.map((c) => [c, slot(c)]))),
   );
   // SELECT * FROM "product" WHERE "id" = ?
-  const findById = compileTemplate(builder.selectFrom(table).selectAll().where("id", "=", slot("$id")));
+  const byId = equalsExactly(dialect, "id", slot("$id"));
+  const findById = compileTemplate(builder.selectFrom(table).selectAll().where(byId));
   // SELECT * FROM "product" WHERE "id" = ? FOR UPDATE
   const findLocked = supportsRowLocks(dialect)
-    ? compileTemplate(builder.selectFrom(table).selectAll().where("id", "=", slot("$id")).forUpdate())
+    ? compileTemplate(builder.selectFrom(table).selectAll().where(byId).forUpdate())
     : findById;
   const deleteById = returning
-    ? compileTemplate(builder.deleteFrom(table).where("id", "=", slot("$id")).returningAll())
-    : compileTemplate(builder.deleteFrom(table).where("id", "=", slot("$id")));
+    ? compileTemplate(builder.deleteFrom(table).where(byId).returningAll())
+    : compileTemplate(builder.deleteFrom(table).where(byId));
   const updates = new Map<string, QueryTemplate>();
   const lists = new Map<string, { page: QueryTemplate; count: QueryTemplate }>();
 
@@ -64,7 +65,7 @@ export function createRecordStore(
       const query = builder
         .updateTable(table)
         .set(Object.fromEntries(changed.map((c) => [c, slot(c)])))
-        .where("id", "=", slot("$id"));
+        .where(byId);
       template = compileTemplate(returning ? query.returningAll() : query);
       if (updates.size < TEMPLATE_CACHE_LIMIT) updates.set(key, template);
     }

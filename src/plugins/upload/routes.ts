@@ -7,7 +7,7 @@ import { uuidv7 } from "../../core/id.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { assertJsonBody, interrupted } from "../../core/request-body.ts";
 import { dateToColumn } from "../../db/column-values.ts";
-import { supportsRowLocks } from "../../db/dialect.ts";
+import { equalsExactly, supportsRowLocks } from "../../db/dialect.ts";
 import { newestFirstPage } from "../../db/newest-first-page.ts";
 import { runAfterCommit, runAll } from "../../resource/hooks.ts";
 import type { paginate } from "../../resource/list-query.ts";
@@ -139,7 +139,7 @@ function deleteFile(state: UploadState) {
         const row = await findRow(state, db, id, "delete", true);
         const { numDeletedRows } = await db
           .deleteFrom(UPLOADED_FILES)
-          .where("id", "=", id)
+          .where(equalsExactly(state.app.dialect, "id", id))
           .executeTakeFirst();
         if (numDeletedRows !== 1n) notFoundFile(id);
         await runAll(state.app.hooks.afterDelete, { ...hookCtx, db, previous: toRecord(row, state.app.log) });
@@ -231,7 +231,10 @@ async function findRow(
   lock = false,
 ): Promise<Record<string, unknown>> {
   requireTable(state, operation);
-  let query = db.selectFrom(UPLOADED_FILES).selectAll().where("id", "=", id);
+  let query = db
+    .selectFrom(UPLOADED_FILES)
+    .selectAll()
+    .where(equalsExactly(state.app.dialect, "id", id));
   if (lock && supportsRowLocks(state.app.dialect)) query = query.forUpdate();
   const row = await query.executeTakeFirst();
   if (!row) notFoundFile(id);
