@@ -1,6 +1,6 @@
-// Writing a stream of chunks to a file that must not exist yet, leaving nothing behind on failure.
-// The file is opened before the first chunk is read: a write stream opens lazily, so an error
-// that arrives first could otherwise remove the file before it exists and leave it created after.
+// Temporary files that never outlive their request: written to a new file opened before the first
+// chunk is read (a write stream opens lazily, so an error that arrived first could remove the file
+// before it existed and leave it created after), and swept at startup when a killed process left some.
 
 import { open, readdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
