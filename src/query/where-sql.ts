@@ -1,0 +1,129 @@
+// Compiles a checked filter (where.ts) to a parameterized SQL condition for one dialect. The SQL
+// depends only on the filter's shape (fields, operators, how many `in` values), never on its
+// values, so a caller can cache what it builds under `shape` and bind `values` per request.
+//
+//   { status: { in: ["a", "b"] }, name: { contains: "hat" } }
+//   → ("status" in (?, ?) and "name" ilike ? escape '\')        (PostgreSQL; LIKE elsewhere)
+
+import { type Expression, type SqlBool, sql } from "kysely";
+import { dateToColumn } from "../db/column-values.ts";
+import { type DialectName, likeOperator } from "../db/dialect.ts";
+import { slot } from "../db/query-template.ts";
+import type { Condition, FieldCondition, FilterField } from "./where.ts";
+
+export interface CompiledWhere {
+  /** Same for every filter that compiles to the same SQL: the key to cache it under. */
+  shape: string;
+  /** The slot values, named `w0`, `w1`…, as column values. */
+  values: Record<string, unknown>;
+  /** Builds the condition, with slots where the values go. Called only on a cache miss. */
+  build(): Expression<SqlBool>;
+}
+
+export function compileWhere(
+  condition: Condition,
+  fields: ReadonlyMap<string, FilterField>,
+  dialect: DialectName,
+): CompiledWhere {
+  const values: Record<string, unknown> = {};
+  let next = 0;
+  const bind = (field: FilterField, value: unknown): string => {
+    const name = `w${next++}`;
+    values[name] = toColumn(field, value, dialect);
+    return name;
+  };
+
+  // One pass takes the values and the shape, and remembers how to build the SQL.
+  type Visited = { shape: string; build: () => Expression<SqlBool> };
+  const visit = (condition: Condition): Visited => {
+    if (condition.kind === "and" || condition.kind === "or") {
+      const parts = condition.items.map(visit);
+      const joiner = sql` ${sql.raw(condition.kind)} `;
+      return {
+        shape: `${condition.kind}(${parts.map((p) => p.shape).join(",")})`,
+        build: () =>
+          sql<SqlBool>`(${sql.join(
+            parts.map((p) => p.build()),
+            joiner,
+          )})`,
+      };
+    }
+    if (condition.kind === "not") {
+      const inner = visit(condition.item);
+      return { shape: `not(${inner.shape})`, build: () => sql<SqlBool>`not ${inner.build()}` };
+    }
+    return visitField(condition);
+  };
+  const visitField = (c: FieldCondition): Visited => {
+    const field = fields.get(c.field)!;
+    const ref = sql.ref(c.field);
+    switch (c.op) {
+      case "isNull": {
+        const isNull = c.value === true;
+        return {
+          shape: `${c.field}:${isNull ? "null" : "notnull"}`,
+          build: () => (isNull ? sql<SqlBool>`${ref} is null` : sql<SqlBool>`${ref} is not null`),
+        };
+      }
+      case "in":
+      case "nin": {
+        const names = (c.value as unknown[]).map((v) => bind(field, v));
+        const list = () => sql.join(names.map((n) => exact(field, dialect, slot(n))));
+        const negate = c.op === "nin" ? sql.raw("not ") : sql.raw("");
+        return {
+          shape: `${c.field}:${c.op}${names.length}`,
+          build: () => sql<SqlBool>`${exact(field, dialect, ref)} ${negate}in (${list()})`,
+        };
+      }
+      case "contains":
+      case "startsWith":
+      case "endsWith": {
+        const escaped = (c.value as string).replace(/[\\%_]/g, "\\$&");
+        const pattern =
+          c.op === "contains" ? `%${escaped}%` : c.op === "startsWith" ? `${escaped}%` : `%${escaped}`;
+        const name = `w${next++}`;
+        values[name] = pattern;
+        const like = sql.raw(likeOperator(dialect));
+        return {
+          shape: `${c.field}:${c.op}`,
+          build: () => sql<SqlBool>`${ref} ${like} ${slot(name)} escape ${sql.lit("\\")}`,
+        };
+      }
+      default: {
+        const name = bind(field, c.value);
+        const op = sql.raw(SQL_OPERATORS[c.op]);
+        return {
+          shape: `${c.field}:${c.op}`,
+          build: () => sql<SqlBool>`${exact(field, dialect, ref)} ${op} ${exact(field, dialect, slot(name))}`,
+        };
+      }
+    }
+  };
+  const { shape, build } = visit(condition);
+  return { shape, values, build };
+}
+
+const SQL_OPERATORS = { eq: "=", ne: "<>", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
+
+/**
+ * Text compares by its bytes on every dialect: MySQL's tables compare case-insensitively (for
+ * search), so there both sides are cast to binary. Text matching (`contains`…) stays
+ * case-insensitive everywhere, as search is.
+ */
+function exact(field: FilterField, dialect: DialectName, value: unknown): Expression<unknown> {
+  const expression = isExpression(value) ? value : sql`${value}`;
+  return dialect === "mysql" && (field.kind === "string" || field.kind === "enum")
+    ? sql`cast(${expression} as binary)`
+    : expression;
+}
+
+function isExpression(value: unknown): value is Expression<unknown> {
+  return typeof (value as { toOperationNode?: unknown })?.toOperationNode === "function";
+}
+
+/** A checked value as its column holds it. */
+function toColumn(field: FilterField, value: unknown, dialect: DialectName): unknown {
+  if (field.kind === "date") return dateToColumn(value as Date, dialect);
+  if (field.kind === "boolean" && dialect === "sqlite") return value ? 1 : 0;
+  return value;
+}

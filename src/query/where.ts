@@ -1,0 +1,262 @@
+// The filter language: a typed `Where<Record>` object, per field an operator and a value, with
+// `and`, `or` and `not`. This file checks a filter against the fields it may name and turns it into
+// a normal form (a condition tree) whose values are already column values; where-sql.ts compiles
+// it. Every mistake is a 400 naming where it is (`filter.price.gte`), never a 500.
+
+import { APIError } from "../core/errors.ts";
+import { textProblem } from "../core/input-checks.ts";
+
+/** A field a filter may name, as the store sees it. */
+export interface FilterField {
+  name: string;
+  kind: "string" | "enum" | "integer" | "number" | "boolean" | "date";
+  /** Allowed values of an enum. */
+  enumValues?: readonly string[];
+}
+
+type Comparable<T> = { gt?: T; gte?: T; lt?: T; lte?: T };
+type TextMatch = { contains?: string; startsWith?: string; endsWith?: string };
+
+/** A field's value in a filter: dates are compared as ISO 8601 strings or Dates. */
+type FilterValue<T> = [NonNullable<T>] extends [Date] ? string | Date : NonNullable<T>;
+
+/** What may be asked of one field of type T: text matching on strings, ordering on strings, numbers and dates. */
+export type FieldFilter<T> = {
+  eq?: FilterValue<T>;
+  ne?: FilterValue<T>;
+  in?: readonly FilterValue<T>[];
+  nin?: readonly FilterValue<T>[];
+  isNull?: boolean;
+} & ([NonNullable<T>] extends [string]
+  ? Comparable<FilterValue<T>> & TextMatch
+  : [NonNullable<T>] extends [number | Date]
+    ? Comparable<FilterValue<T>>
+    : unknown);
+
+/** A filter over records of type R: `{ status: "active", price: { gte: 10 }, or: [...] }`. */
+export type Where<R> = {
+  [K in keyof R]?: FilterValue<R[K]> | FieldFilter<R[K]> | (undefined extends R[K] ? null : never);
+} & {
+  and?: readonly Where<R>[];
+  or?: readonly Where<R>[];
+  not?: Where<R>;
+};
+
+export type Operator =
+  | "eq"
+  | "ne"
+  | "gt"
+  | "gte"
+  | "lt"
+  | "lte"
+  | "in"
+  | "nin"
+  | "contains"
+  | "startsWith"
+  | "endsWith"
+  | "isNull";
+
+/** A checked filter: values are what the column holds (see `toColumn`). */
+export type Condition =
+  | { kind: "and"; items: Condition[] }
+  | { kind: "or"; items: Condition[] }
+  | { kind: "not"; item: Condition }
+  | FieldCondition;
+
+export interface FieldCondition {
+  kind: "field";
+  field: string;
+  op: Operator;
+  value: unknown;
+}
+
+export interface WhereLimits {
+  /** Deepest nesting of and/or/not. @default 8 */
+  maxDepth?: number;
+  /** Most field conditions in one filter. @default 64 */
+  maxConditions?: number;
+  /** Most values of one `in` or `nin`. @default 100 */
+  maxValues?: number;
+}
+
+const OPERATORS_BY_KIND: Record<FilterField["kind"], ReadonlySet<Operator>> = {
+  string: new Set([
+    "eq",
+    "ne",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "in",
+    "nin",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "isNull",
+  ]),
+  enum: new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "isNull"]),
+  integer: new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "isNull"]),
+  number: new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "isNull"]),
+  date: new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "isNull"]),
+  boolean: new Set(["eq", "ne", "in", "nin", "isNull"]),
+};
+
+const ALL_OPERATORS = new Set<string>(OPERATORS_BY_KIND.string);
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * Checks `input` against the fields it may name and returns its normal form, or undefined for an
+ * empty filter. Values may be typed (from the client or `app.api`) or strings (from a query
+ * string): `fromText` says to read numbers, booleans and lists from text.
+ */
+export function parseWhere(
+  input: unknown,
+  fields: ReadonlyMap<string, FilterField>,
+  options: WhereLimits & { fromText?: boolean } = {},
+): Condition | undefined {
+  const maxDepth = options.maxDepth ?? 8;
+  const maxConditions = options.maxConditions ?? 64;
+  const maxValues = options.maxValues ?? 100;
+  let conditions = 0;
+
+  const group = (value: unknown, path: string, depth: number): Condition[] => {
+    if (depth > maxDepth) throw bad(path, `nests deeper than ${maxDepth} levels of and/or/not`);
+    if (!isPlainObject(value)) throw bad(path, "must be an object of field conditions");
+    const items: Condition[] = [];
+    for (const key of Object.keys(value)) {
+      const child = value[key];
+      const at = `${path}.${shown(key)}`;
+      if (child === undefined) continue;
+      if (key === "and" || key === "or") {
+        const list = asList(child, at, options.fromText === true);
+        const parts = list.map((item, i) => combine("and", group(item, `${at}.${i}`, depth + 1)));
+        if (parts.length > 0) items.push({ kind: key, items: parts });
+      } else if (key === "not") {
+        items.push({ kind: "not", item: combine("and", group(child, at, depth + 1)) });
+      } else {
+        const field = fields.get(key);
+        if (!field) throw bad(at, "is not a field you can filter on");
+        items.push(...fieldConditions(field, child, at));
+      }
+    }
+    return items;
+  };
+
+  const fieldConditions = (field: FilterField, value: unknown, path: string): Condition[] => {
+    // A bare value means equality; null means "is null".
+    const ops: Record<string, unknown> =
+      isPlainObject(value) && !(value instanceof Date)
+        ? value
+        : value === null
+          ? { isNull: true }
+          : { eq: value };
+    const out: Condition[] = [];
+    for (const op of Object.keys(ops)) {
+      const at = `${path}.${shown(op)}`;
+      if (!ALL_OPERATORS.has(op)) throw bad(at, "is not an operator");
+      if (!OPERATORS_BY_KIND[field.kind].has(op as Operator))
+        throw bad(at, `cannot be used on a ${field.kind} field`);
+      if (++conditions > maxConditions)
+        throw bad(path, `makes the filter longer than ${maxConditions} conditions`);
+      out.push({
+        kind: "field",
+        field: field.name,
+        op: op as Operator,
+        value: operand(field, op as Operator, ops[op], at),
+      });
+    }
+    return out;
+  };
+
+  const operand = (field: FilterField, op: Operator, value: unknown, path: string): unknown => {
+    if (op === "isNull") return toBoolean(value, path, options.fromText === true);
+    if (op === "in" || op === "nin") {
+      const list = asList(value, path, options.fromText === true, true);
+      if (list.length === 0) throw bad(path, "needs at least one value");
+      if (list.length > maxValues) throw bad(path, `takes at most ${maxValues} values`);
+      return list.map((item, i) => scalar(field, item, `${path}.${i}`));
+    }
+    if (op === "contains" || op === "startsWith" || op === "endsWith") {
+      if (typeof value !== "string" || value === "") throw bad(path, "must be a non-empty string");
+      return checkText(value, path);
+    }
+    return scalar(field, value, path);
+  };
+
+  const scalar = (field: FilterField, value: unknown, path: string): unknown => {
+    const text = options.fromText === true && typeof value === "string";
+    switch (field.kind) {
+      case "string":
+        if (typeof value !== "string") throw bad(path, "must be a string");
+        return checkText(value, path);
+      case "enum":
+        if (typeof value !== "string" || !field.enumValues?.includes(value))
+          throw bad(path, `must be one of ${field.enumValues?.join(", ")}`);
+        return value;
+      case "integer":
+      case "number": {
+        const n = text && /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(value as string) ? Number(value) : value;
+        if (typeof n !== "number" || !Number.isFinite(n)) throw bad(path, "must be a number");
+        if (field.kind === "integer" && !Number.isSafeInteger(n)) throw bad(path, "must be an integer");
+        return n;
+      }
+      case "boolean":
+        return toBoolean(value, path, options.fromText === true);
+      case "date": {
+        const date =
+          value instanceof Date
+            ? value
+            : typeof value === "string" && ISO_DATE.test(value)
+              ? new Date(value)
+              : undefined;
+        if (!date || Number.isNaN(date.getTime())) throw bad(path, "must be an ISO 8601 date");
+        return date;
+      }
+    }
+  };
+
+  if (input === undefined || input === null) return undefined;
+  const items = group(input, "filter", 1);
+  return items.length === 0 ? undefined : combine("and", items);
+}
+
+function combine(kind: "and", items: Condition[]): Condition {
+  return items.length === 1 ? items[0]! : { kind, items };
+}
+
+function asList(value: unknown, path: string, fromText: boolean, commaSeparated = false): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (fromText && commaSeparated && typeof value === "string") return value.split(",");
+  // A query string writes lists as numbered keys: filter[or][0][…], filter[or][1][…].
+  if (fromText && isPlainObject(value) && Object.keys(value).every((k) => /^\d{1,3}$/.test(k)))
+    return Object.keys(value)
+      .sort((a, b) => Number(a) - Number(b))
+      .map((k) => value[k]);
+  throw bad(path, "must be a list");
+}
+
+function toBoolean(value: unknown, path: string, fromText: boolean): boolean {
+  if (typeof value === "boolean") return value;
+  if (fromText && (value === "true" || value === "false")) return value === "true";
+  throw bad(path, "must be true or false");
+}
+
+function checkText(value: string, path: string): string {
+  const problem = textProblem(value);
+  if (problem) throw bad(path, problem);
+  if (value.length > 1000) throw bad(path, "must be at most 1000 characters");
+  return value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+/** A key as it may be echoed back: a plain word, or "?" for anything else. */
+function shown(key: string): string {
+  return /^[A-Za-z0-9_]{1,40}$/.test(key) ? key : "?";
+}
+
+function bad(path: string, problem: string): APIError {
+  return new APIError("BAD_REQUEST", `${path} ${problem}.`, { details: [{ path, message: `${problem}.` }] });
+}
