@@ -36,6 +36,7 @@ export type {
   TableDefinition,
 } from "./db/table-definition.ts";
 export { type ApiKeyOptions, apiKey } from "./plugins/api-key/api-key.ts";
+export type { FieldFilter, Where } from "./query/where.ts";
 export type { AccessContext, AccessRule, Operation, ResourceAccess } from "./resource/access.ts";
 export { createResource, type ResourceConfig, withId } from "./resource/create-resource.ts";
 export type { HookContext, ResourceHooks } from "./resource/hooks.ts";

@@ -8,6 +8,7 @@ describe("crudkit/client bundle", () => {
     const bundle = await bundleClient();
     expect(bundle.inputs.sort()).toEqual([
       "src/client/client.ts",
+      "src/client/filter-params.ts",
       "src/client/index.ts",
       "src/client/request.ts",
     ]);

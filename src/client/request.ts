@@ -1,6 +1,8 @@
 // One request from the client: headers merged, callbacks run, and the answer turned into
 // `{ data, error }`. Nothing here throws or rejects: every failure lands in `error`.
 
+import { flattenFilter } from "./filter-params.ts";
+
 export interface ClientError {
   /** HTTP status, or 0 when no answer arrived. */
   status: number;
@@ -111,8 +113,12 @@ export async function send<T>(
 function urlOf(baseURL: string, spec: RequestSpec): string {
   let url = baseURL.replace(/\/+$/, "") + spec.path;
   const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(spec.query ?? {}))
-    if (value != null) query.append(key, String(value));
+  for (const [key, value] of Object.entries(spec.query ?? {})) {
+    // A list's `where` travels in the bracket syntax: filter[price][gte]=10.
+    if (key === "where" && typeof value === "object" && value !== null)
+      for (const [name, text] of flattenFilter(value)) query.append(name, text);
+    else if (value != null) query.append(key, String(value));
+  }
   const search = query.toString();
   if (search) url += `?${search}`;
   return url;

@@ -1,5 +1,6 @@
 // Types of `app.api`: one method per resource and operation, named from the resource definitions.
 
+import type { Where } from "../query/where.ts";
 import type { ListResult } from "../resource/list-query.ts";
 import type { AnyResource, CreateInputOf, RecordOf, SortableOf, UpdateInputOf } from "../resource/types.ts";
 
@@ -27,6 +28,8 @@ export interface ListQueryInput<R extends AnyResource> {
   search?: string;
   sortBy?: SortableOf<R>;
   sortOrder?: "asc" | "desc";
+  /** Only records matching this filter: `{ status: "active", price: { gte: 10 } }`. */
+  where?: Where<RecordOf<R>>;
 }
 
 export interface DeleteResult {

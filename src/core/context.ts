@@ -2,6 +2,7 @@
 // Both give the endpoint the same context, so validation, rules and hooks cannot differ.
 
 import type { Kysely } from "kysely";
+import { flattenFilter } from "../client/filter-params.ts";
 import type { EndpointContext } from "./endpoint.ts";
 import { APIError } from "./errors.ts";
 import type { Identify, User } from "./identity.ts";
@@ -60,7 +61,8 @@ export class HttpContext implements EndpointContext {
 export interface CallOptions {
   body?: unknown;
   params?: Record<string, string>;
-  query?: Record<string, string | number | boolean | undefined>;
+  /** Query parameters; a list's `where` is an object (sent as `filter[…]`). */
+  query?: Record<string, unknown>;
   /** Headers of the request being served; rules see the caller they identify. */
   headers?: HeadersInit;
   /** Return the `Response` the HTTP handler would send. */
@@ -125,7 +127,13 @@ function stringValues(query: NonNullable<CallOptions["query"]>): Record<string, 
   for (const [key, value] of Object.entries(query)) {
     checkParameter(key, "query", key);
     if (value === undefined) result[key] = undefined;
-    else {
+    else if (key === "where" && typeof value === "object" && value !== null) {
+      // The same syntax as HTTP, so one parser reads both.
+      for (const [name, text] of flattenFilter(value)) {
+        checkParameter(text, "query", name);
+        result[name] = text;
+      }
+    } else {
       result[key] = String(value);
       checkParameter(result[key], "query", key);
     }

@@ -29,6 +29,8 @@ export interface ResourceConfig<
   plural?: P;
   /** String fields that `search` matches (case-insensitive, any of them). @default [] */
   searchable?: readonly StringFieldOf<S>[];
+  /** Fields a list may filter on with `filter[…]` / `where`. @default every field that is not JSON */
+  filterable?: readonly Exclude<keyof z.output<S>, symbol>[];
   /** One rule per operation; an operation without a rule is denied over HTTP. @default {} */
   access?: ResourceAccess;
   hooks?: ResourceHooks<RecordShape<S, T>, CreateData<S, T>, UpdateData<S, T>>;
@@ -63,12 +65,20 @@ export function createResource<
       );
     }
   }
+  for (const name of config.filterable ?? []) {
+    const field = fields.find((f) => f.name === name);
+    if (!field || field.kind === "json")
+      throw new ConfigError(
+        `Filterable field "${String(name)}" of "${config.name}" must be a field of its schema that is not JSON.`,
+      );
+  }
   return {
     name: config.name,
     plural: plural as P,
     schema: config.schema,
     timestamps: timestamps as T,
     searchable,
+    filterable: config.filterable?.map(String),
     access: config.access ?? {},
     hooks: (config.hooks ?? {}) as Resource["hooks"],
     fields,

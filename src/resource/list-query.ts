@@ -1,6 +1,8 @@
 // Parses and checks list query parameters: page, limit, search, sortBy, sortOrder.
 
 import { APIError } from "../core/errors.ts";
+import { isFilterParameter, readFilter } from "../query/bracket-query.ts";
+import { type Condition, type FilterField, parseWhere } from "../query/where.ts";
 
 export interface ListQuery {
   page: number;
@@ -8,6 +10,8 @@ export interface ListQuery {
   search: string | undefined;
   sortBy: string | undefined;
   sortOrder: "asc" | "desc";
+  /** The caller's `filter[…]` parameters, checked; undefined when there are none. */
+  where: Condition | undefined;
 }
 
 export interface Pagination {
@@ -28,9 +32,13 @@ export interface ListRules {
   resource: string;
   sortable: ReadonlySet<string>;
   searchable: boolean;
+  /** Fields `filter[…]` may name. */
+  filterable: ReadonlyMap<string, FilterField>;
   defaultLimit: number;
   maxLimit: number;
 }
+
+const KNOWN_PARAMETERS = new Set(["page", "limit", "search", "sortBy", "sortOrder"]);
 
 const MAX_PAGE = 1_000_000_000;
 const MAX_SEARCH_LENGTH = 200;
@@ -39,6 +47,12 @@ export function parseListQuery(
   query: Readonly<Record<string, string | undefined>>,
   rules: ListRules,
 ): ListQuery {
+  for (const name of Object.keys(query)) {
+    if (!KNOWN_PARAMETERS.has(name) && !isFilterParameter(name))
+      throw badQuery(
+        `Unknown query parameter${/^[\w.-]{1,40}$/.test(name) ? ` "${name}"` : ""}: a list takes page, limit, search, sortBy, sortOrder and filter[…].`,
+      );
+  }
   const page = positiveInteger(query.page, "page") ?? 1;
   if (page > MAX_PAGE) throw badQuery(`page must be at most ${MAX_PAGE}.`);
   const limit = Math.min(positiveInteger(query.limit, "limit") ?? rules.defaultLimit, rules.maxLimit);
@@ -48,7 +62,21 @@ export function parseListQuery(
     search: parseSearch(query.search, rules),
     sortBy: parseSortBy(query.sortBy, rules),
     sortOrder: parseSortOrder(query.sortOrder),
+    where: parseFilter(query, rules),
   };
+}
+
+function parseFilter(
+  query: Readonly<Record<string, string | undefined>>,
+  rules: ListRules,
+): Condition | undefined {
+  let filter: object | undefined;
+  try {
+    filter = readFilter(query);
+  } catch (error) {
+    throw badQuery(`The filter is malformed: ${(error as Error).message}.`);
+  }
+  return parseWhere(filter, rules.filterable, { fromText: true });
 }
 
 /** `{ items, pagination }` for one page; plugin lists (uploads, audit logs) use it too. */

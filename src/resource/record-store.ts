@@ -1,12 +1,14 @@
 // The SQL behind a resource's five operations. Every query shape is compiled once (see
 // query-template.ts); a request binds its values and runs a cached prepared statement.
 
-import { type Kysely, sql } from "kysely";
+import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
 import { APIError } from "../core/errors.ts";
 import { type Database, isUniqueViolation } from "../db/database.ts";
 import { equalsExactly, likeOperator, supportsRowLocks } from "../db/dialect.ts";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import { createRecordCodec } from "../db/record-codec.ts";
+import type { FilterField } from "../query/where.ts";
+import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
 import type { ListQuery } from "./list-query.ts";
 import type { AnyResource } from "./types.ts";
 
@@ -33,6 +35,7 @@ const TEMPLATE_CACHE_LIMIT = 256;
 export function createRecordStore(
   resource: AnyResource,
   database: Database,
+  filterable: ReadonlyMap<string, FilterField>,
   log: (message: string, error: unknown) => void,
 ): RecordStore {
   const { kysely: builder, dialect, returning } = database;
@@ -72,29 +75,39 @@ export function createRecordStore(
     return template;
   };
 
-  // SELECT * FROM t WHERE (a LIKE ? ESCAPE '\' OR b LIKE ? ESCAPE '\') ORDER BY <sort> <dir>, id <dir> LIMIT ? OFFSET ?
-  const listTemplates = (query: ListQuery) => {
-    const key = `${query.search ? 1 : 0}:${query.sortBy ?? ""}:${query.sortOrder}`;
+  // SELECT * FROM t [WHERE (a LIKE ? ESCAPE '\' OR b LIKE ? ESCAPE '\') [AND <filter>]]
+  //   ORDER BY <sort> <dir>, id <dir> LIMIT ? OFFSET ?
+  // One pair of templates per shape of query: the filter's shape, never its values, is in the key.
+  const listTemplates = (query: ListQuery, filter: CompiledWhere | undefined) => {
+    const key = `${query.search ? 1 : 0}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}`;
     let templates = lists.get(key);
     if (!templates) {
-      const where = query.search
-        ? sql<boolean>`(${sql.join(
+      const conditions: Expression<SqlBool>[] = [];
+      if (query.search)
+        conditions.push(
+          sql<SqlBool>`(${sql.join(
             resource.searchable.map(
               (f) => sql`${sql.ref(f)} ${sql.raw(like)} ${slot("search")} escape ${sql.lit("\\")}`,
             ),
             sql` or `,
-          )})`
-        : sql<boolean>`1 = 1`;
+          )})`,
+        );
+      if (filter) conditions.push(filter.build());
       const sortBy = query.sortBy ?? defaultSort;
-      let page = builder.selectFrom(table).selectAll().where(where).orderBy(sortBy, query.sortOrder);
+      let page = builder.selectFrom(table).selectAll();
+      let count = builder.selectFrom(table).select(sql<number>`count(*)`.as("total"));
+      if (conditions.length > 0) {
+        const where = sql.join(conditions, sql` and `) as Expression<SqlBool>;
+        page = page.where(where);
+        count = count.where(where);
+      }
+      page = page.orderBy(sortBy, query.sortOrder);
       if (sortBy !== "id") page = page.orderBy("id", query.sortOrder);
       templates = {
         page: compileTemplate(page.limit(slot("limit")).offset(slot("offset"))),
-        count: compileTemplate(
-          builder.selectFrom(table).select(sql<number>`count(*)`.as("total")).where(where),
-        ),
+        count: compileTemplate(count),
       };
-      lists.set(key, templates);
+      if (lists.size < TEMPLATE_CACHE_LIMIT) lists.set(key, templates);
     }
     return templates;
   };
@@ -146,9 +159,15 @@ export function createRecordStore(
         : db.transaction().execute((trx) => deleteLocked(trx, id));
     },
     async list(db, query) {
-      const templates = listTemplates(query);
+      const filter = query.where ? compileWhere(query.where, filterable, dialect) : undefined;
+      const templates = listTemplates(query, filter);
       const search = query.search === undefined ? undefined : `%${query.search.replace(/[\\%_]/g, "\\$&")}%`;
-      const values = { search, limit: query.limit, offset: (query.page - 1) * query.limit };
+      const values = {
+        ...filter?.values,
+        search,
+        limit: query.limit,
+        offset: (query.page - 1) * query.limit,
+      };
       const counted = await runTemplate<{ total: number | string }>(db, templates.count, values);
       const total = Number(counted.rows[0]?.total ?? 0);
       const { rows } = await runTemplate<Row>(db, templates.page, values);

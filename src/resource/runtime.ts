@@ -6,6 +6,7 @@ import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
 import type { ReadCache } from "../core/plugin.ts";
 import type { Database } from "../db/database.ts";
+import type { FilterField } from "../query/where.ts";
 import { createInputValidator, type InputValidator } from "../schema/input-validation.ts";
 import type { Operation } from "./access.ts";
 import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
@@ -37,21 +38,34 @@ export interface RuntimeOptions {
 export function createResourceRuntime(resource: AnyResource, options: RuntimeOptions): ResourceRuntime {
   const managed = resource.timestamps ? ["createdAt", "updatedAt"] : [];
   const sortable = resource.fields.filter((f) => f.kind !== "json").map((f) => f.name);
+  const filterable = filterFields(resource);
   return {
     resource,
-    store: createRecordStore(resource, options.database, options.log),
+    store: createRecordStore(resource, options.database, filterable, options.log),
     validator: createInputValidator(resource.name, resource.fields, managed),
     hooks: chainHooks([resource.hooks, ...options.pluginHooks]),
     listRules: {
       resource: resource.name,
       sortable: new Set(sortable),
       searchable: resource.searchable.length > 0,
+      filterable,
       defaultLimit: options.defaultLimit,
       maxLimit: options.maxLimit,
     },
     readCache: options.readCache,
     log: options.log,
   };
+}
+
+/** The fields `filter[…]` may name: the resource's `filterable`, or every field that is not JSON. */
+function filterFields(resource: AnyResource): Map<string, FilterField> {
+  const allowed = resource.filterable ? new Set<string>(resource.filterable) : undefined;
+  const fields = new Map<string, FilterField>();
+  for (const field of resource.fields) {
+    if (field.kind === "json" || (allowed && !allowed.has(field.name))) continue;
+    fields.set(field.name, { name: field.name, kind: field.kind, enumValues: field.enumValues });
+  }
+  return fields;
 }
 
 export function hookContext(

@@ -94,6 +94,8 @@ export interface Resource<
   readonly schema: S;
   readonly timestamps: T;
   readonly searchable: readonly string[];
+  /** Fields a list may filter on; undefined means every field that is not JSON. */
+  readonly filterable: readonly string[] | undefined;
   readonly access: ResourceAccess;
   readonly hooks: AnyResourceHooks;
   /** Every stored field, including the server-managed `id` and timestamps. */

@@ -33,7 +33,8 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
         await checkRule(rule, { user, headers: ctx.headers, operation: "list", resource: resource.name });
       const query = parseListQuery(ctx.query, rt.listRules);
       // The key is the parsed query, so `?page=1` and no page share an entry.
-      const key = `${query.page}|${query.limit}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}`;
+      const filter = query.where ? JSON.stringify(query.where) : "";
+      const key = `${query.page}|${query.limit}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}|${filter}`;
       const read: ListRead = { resource: resource.name, operation: "list", key, user, ctx, query };
       return rt.readCache && ctx.source === "http" ? rt.readCache.serve(read, load) : load(read);
     },
