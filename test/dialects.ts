@@ -3,6 +3,7 @@
 
 import { randomBytes } from "node:crypto";
 import type { DatabaseOptions } from "crudkit";
+import { type RunningServer, type Servable, serve } from "crudkit/node";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { tempDatabaseUrl } from "./helpers.ts";
 
@@ -111,4 +112,29 @@ export function appPerDialect<App extends { ready: Promise<void>; close(): Promi
   });
   afterAll(() => current?.close());
   return new Proxy({} as App, { get: (_, key) => (current as Record<PropertyKey, unknown>)[key] });
+}
+
+/**
+ * A dialect suite's app served on 127.0.0.1: made on a fresh database and listening before the
+ * suite, closed after it (`server.close()` closes the app too).
+ */
+export function servedPerDialect<App extends Servable & { close(): Promise<void> }>(
+  dialect: TestDialect,
+  make: (database: DatabaseOptions) => App,
+): { readonly app: App; readonly server: RunningServer } {
+  let app: App | undefined;
+  let server: RunningServer | undefined;
+  beforeAll(async () => {
+    app = make(await dialect.fresh());
+    server = await serve(app, { port: 0 });
+  });
+  afterAll(() => server?.close());
+  return {
+    get app() {
+      return app!;
+    },
+    get server() {
+      return server!;
+    },
+  };
 }

@@ -47,7 +47,11 @@ export async function call(
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  const response = await app.handler(new Request(`http://localhost${path}`, { method, headers, body }));
+  return readResponse(await app.handler(new Request(`http://localhost${path}`, { method, headers, body })));
+}
+
+/** A response's status, headers and text, and its body parsed when it is JSON. */
+export async function readResponse(response: Response): Promise<TestResponse> {
   const text = await response.text();
   let parsed: unknown;
   try {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createExampleApp } from "../examples/app.ts";
 import { forEachDialect } from "./dialects.ts";
 import { journal } from "./fixtures.ts";
-import { expectNoLeak, tempUploadDirs } from "./helpers.ts";
+import { expectNoLeak, readResponse, type TestResponse, tempUploadDirs } from "./helpers.ts";
 import { rawRequest } from "./wire.ts";
 
 const KEY = "hostile-suite-key";
@@ -34,12 +34,7 @@ const ODD_BUT_FINE = [
 const deep = (levels: number, leaf = "1") => "[".repeat(levels) + leaf + "]".repeat(levels);
 const deepObject = (levels: number): string => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-  body: any;
-}
+type Answer = TestResponse;
 
 forEachDialect((dialect) => {
   let server: RunningServer;
@@ -70,17 +65,8 @@ forEachDialect((dialect) => {
     await journalServer?.close();
   });
 
-  const send = async (path: string, init: RequestInit & { base?: string } = {}): Promise<Answer> => {
-    const response = await fetch(`${init.base ?? server.url}${path}`, init);
-    const text = await response.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, body };
-  };
+  const send = async (path: string, init: RequestInit & { base?: string } = {}): Promise<Answer> =>
+    readResponse(await fetch(`${init.base ?? server.url}${path}`, init));
   const post = (path: string, body: string, base?: string) =>
     send(path, { method: "POST", headers: JSON_HEADERS, body, base });
   const patch = (path: string, body: string, base?: string) =>

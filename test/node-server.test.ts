@@ -3,28 +3,19 @@
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { crudkit, type DatabaseOptions } from "crudkit";
-import { type RunningServer, serve, toNodeListener } from "crudkit/node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forEachDialect } from "./dialects.ts";
+import { toNodeListener } from "crudkit/node";
+import { describe, expect, it } from "vitest";
+import { forEachDialect, servedPerDialect } from "./dialects.ts";
 import { openProduct } from "./fixtures.ts";
 
 const makeApp = (database: DatabaseOptions) =>
   crudkit({ database, autoMigrate: true, resources: [openProduct], bodyLimit: 64 * 1024 });
 
 forEachDialect((dialect) => {
-  let app: ReturnType<typeof makeApp>;
-  let server: RunningServer;
-  beforeAll(async () => {
-    app = makeApp(await dialect.fresh());
-    server = await serve(app, { port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    await app?.close();
-  });
+  const served = servedPerDialect(dialect, makeApp);
 
   const post = (body: unknown) =>
-    fetch(`${server.url}/api/product`, {
+    fetch(`${served.server.url}/api/product`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
@@ -32,18 +23,18 @@ forEachDialect((dialect) => {
 
   describe("serve()", () => {
     it("listens on 127.0.0.1 and answers the CRUD routes", async () => {
-      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(served.server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const created = await post({ name: "Hat", price: 5 });
       expect(created.status).toBe(201);
       const record = (await created.json()) as { id: string };
-      const read = await fetch(`${server.url}/api/product/${record.id}`);
+      const read = await fetch(`${served.server.url}/api/product/${record.id}`);
       expect(read.headers.get("content-type")).toBe("application/json");
       expect(await read.json()).toEqual(record);
     });
 
     it("lands 200 concurrent creates, every one", async () => {
       const before = (
-        (await (await fetch(`${server.url}/api/products`)).json()) as { pagination: { total: number } }
+        (await (await fetch(`${served.server.url}/api/products`)).json()) as { pagination: { total: number } }
       ).pagination.total;
       const responses = await Promise.all(
         Array.from({ length: 200 }, (_, i) => post({ name: `Concurrent ${i}`, price: i })),
@@ -54,13 +45,13 @@ forEachDialect((dialect) => {
       );
       expect(ids.size).toBe(200);
       const after = (
-        (await (await fetch(`${server.url}/api/products`)).json()) as { pagination: { total: number } }
+        (await (await fetch(`${served.server.url}/api/products`)).json()) as { pagination: { total: number } }
       ).pagination.total;
       expect(after - before).toBe(200);
     });
 
     it("answers 413 to a chunked body over the limit and stays up", async () => {
-      const { status, body } = await rawRequest(server.url, (req) => {
+      const { status, body } = await rawRequest(served.server.url, (req) => {
         req.setHeader("content-type", "application/json");
         req.setHeader("transfer-encoding", "chunked");
         req.write('{"name":"');
@@ -79,7 +70,7 @@ forEachDialect((dialect) => {
     });
 
     it("answers malformed JSON over the wire with 400", async () => {
-      const response = await fetch(`${server.url}/api/product`, {
+      const response = await fetch(`${served.server.url}/api/product`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: "{oops",
@@ -94,7 +85,7 @@ forEachDialect((dialect) => {
 
   describe("toNodeListener()", () => {
     it("plugs into http.createServer", async () => {
-      const plain = createServer(toNodeListener(app));
+      const plain = createServer(toNodeListener(served.app));
       await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", resolve));
       const { port } = plain.address() as AddressInfo;
       const response = await fetch(`http://127.0.0.1:${port}/api/products?limit=1`);

@@ -3,11 +3,10 @@
 // true before and after, so the entries chain from the first value to the last.
 
 import { createResource, crudkit, type DatabaseOptions, MemoryStorage, withId } from "crudkit";
-import { type RunningServer, serve } from "crudkit/node";
 import { audit, upload } from "crudkit/plugins";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { forEachDialect } from "./dialects.ts";
+import { forEachDialect, servedPerDialect } from "./dialects.ts";
 
 const counter = createResource({
   name: "counter",
@@ -32,16 +31,10 @@ interface Entry {
 }
 
 forEachDialect((dialect) => {
-  let app: ReturnType<typeof makeApp>;
-  let server: RunningServer;
-  beforeAll(async () => {
-    app = makeApp(await dialect.fresh());
-    server = await serve(app, { port: 0 });
-  });
-  afterAll(() => server?.close());
+  const served = servedPerDialect(dialect, makeApp);
 
   const json = async (path: string, init: RequestInit = {}) => {
-    const response = await fetch(`${server.url}/api${path}`, {
+    const response = await fetch(`${served.server.url}/api${path}`, {
       ...init,
       headers: { "content-type": "application/json" },
     });
