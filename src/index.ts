@@ -37,10 +37,21 @@ export type {
 } from "./db/table-definition.ts";
 export { type ApiKeyOptions, apiKey } from "./plugins/api-key/api-key.ts";
 export type { FieldFilter, Where } from "./query/where.ts";
-export type { AccessContext, AccessRule, Operation, ResourceAccess } from "./resource/access.ts";
+export type {
+  AccessContext,
+  AccessRule,
+  FieldAccess,
+  FieldAccessContext,
+  FieldRule,
+  Operation,
+  ResourceAccess,
+  RowRule,
+} from "./resource/access.ts";
+export type { CanOptions, Permission } from "./resource/can.ts";
 export { createResource, type ResourceConfig, withId } from "./resource/create-resource.ts";
 export type { HookContext, ResourceHooks } from "./resource/hooks.ts";
 export type { ListQuery, ListResult, Pagination } from "./resource/list-query.ts";
+export { type OwnedByOptions, ownedBy } from "./resource/owned-by.ts";
 export type { Pluralize } from "./resource/plural.ts";
 export type {
   AnyResource,

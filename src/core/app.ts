@@ -5,10 +5,12 @@ import type { Kysely } from "kysely";
 import { autoMigrate } from "../db/auto-migrate.ts";
 import { type DatabaseOptions, openDatabase } from "../db/database.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
+import type { Operation } from "../resource/access.ts";
+import { type CanOptions, can, type Permission } from "../resource/can.ts";
 import { chainHooks } from "../resource/hooks.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
 import { resourceTable } from "../resource/resource-table.ts";
-import { createResourceRuntime, type Log } from "../resource/runtime.ts";
+import { createResourceRuntime, type Log, type ResourceRuntime } from "../resource/runtime.ts";
 import type { AnyResource } from "../resource/types.ts";
 import type { ResourceApi } from "./api-types.ts";
 import type { ContextDeps } from "./context.ts";
@@ -64,6 +66,15 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
   readonly plugins: readonly P[];
   readonly endpoints: readonly Endpoint[];
   /**
+   * Asks a resource's rules whether `user` may run an operation, without running it: whether it is
+   * allowed, the rule's row filter and the fields hidden from her. With `id`, the record must
+   * exist within her rows; with `body`, the field write rules are asked too.
+   *
+   * @example
+   * const { allowed } = await app.can("delete", "order", { user, id: order.id });
+   */
+  can(operation: Operation, resource: R["name"], options: CanOptions): Promise<Permission>;
+  /**
    * Closes the plugins, then the database. Requests that arrive afterwards answer 503. Serving
    * hosts drain their in-flight requests first (`serve()` does). Calling it again waits for the
    * first call.
@@ -105,6 +116,7 @@ export function crudkit<
   if (caches.length > 1) throw new ConfigError("Only one plugin may cache reads; two were given.");
   const endpoints: Endpoint[] = [];
   const tables: TableDefinition[] = [];
+  const runtimes = new Map<string, ResourceRuntime>();
   for (const resource of options.resources) {
     const runtime = createResourceRuntime(resource, {
       database,
@@ -114,6 +126,7 @@ export function crudkit<
       readCache: caches[0],
       log,
     });
+    runtimes.set(resource.name, runtime);
     endpoints.push(...resourceEndpoints(runtime));
     tables.push(resourceTable(resource));
   }
@@ -171,6 +184,12 @@ export function crudkit<
     resources: options.resources,
     plugins: plugins as Plugins,
     endpoints,
+    async can(operation, resource, canOptions) {
+      const runtime = runtimes.get(resource);
+      if (!runtime) throw new ConfigError(`app.can(): there is no resource named "${String(resource)}".`);
+      await ready;
+      return can(runtime, operation, canOptions);
+    },
     close() {
       closing ??= (async () => {
         for (const plugin of plugins) await plugin.close?.();

@@ -48,6 +48,11 @@ export interface CachedRead {
   operation: "read" | "list";
   /** The record's id, or the list query in a normal form. */
   key: string;
+  /**
+   * The caller's row filter and hidden fields in a normal form ("" when she sees everything):
+   * callers with different scopes never share an entry, whatever `varyBy` says.
+   */
+  scope: string;
   user: User | null;
   ctx: EndpointContext;
 }

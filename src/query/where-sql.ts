@@ -14,7 +14,7 @@ import type { Condition, FieldCondition, FilterField } from "./where.ts";
 export interface CompiledWhere {
   /** Same for every filter that compiles to the same SQL: the key to cache it under. */
   shape: string;
-  /** The slot values, named `w0`, `w1`…, as column values. */
+  /** The slot values, named `w0`, `w1`… (or with another prefix), as column values. */
   values: Record<string, unknown>;
   /** Builds the condition, with slots where the values go. Called only on a cache miss. */
   build(): Expression<SqlBool>;
@@ -24,11 +24,13 @@ export function compileWhere(
   condition: Condition,
   fields: ReadonlyMap<string, FilterField>,
   dialect: DialectName,
+  /** Names the slots `<prefix>0`, `<prefix>1`…, so two filters can share a statement. */
+  prefix = "w",
 ): CompiledWhere {
   const values: Record<string, unknown> = {};
   let next = 0;
   const bind = (field: FilterField, value: unknown): string => {
-    const name = `w${next++}`;
+    const name = `${prefix}${next++}`;
     values[name] = toColumn(field, value, dialect);
     return name;
   };
@@ -81,7 +83,7 @@ export function compileWhere(
         const escaped = (c.value as string).replace(/[\\%_]/g, "\\$&");
         const pattern =
           c.op === "contains" ? `%${escaped}%` : c.op === "startsWith" ? `${escaped}%` : `%${escaped}`;
-        const name = `w${next++}`;
+        const name = `${prefix}${next++}`;
         values[name] = pattern;
         const like = sql.raw(likeOperator(dialect));
         return {

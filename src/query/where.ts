@@ -107,12 +107,13 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(
 /**
  * Checks `input` against the fields it may name and returns its normal form, or undefined for an
  * empty filter. Values may be typed (from the client or `app.api`) or strings (from a query
- * string): `fromText` says to read numbers, booleans and lists from text.
+ * string): `fromText` says to read numbers, booleans and lists from text. `strict` refuses
+ * fields set to undefined instead of leaving them out (for filters written by access rules).
  */
 export function parseWhere(
   input: unknown,
   fields: ReadonlyMap<string, FilterField>,
-  options: WhereLimits & { fromText?: boolean } = {},
+  options: WhereLimits & { fromText?: boolean; strict?: boolean } = {},
 ): Condition | undefined {
   const maxDepth = options.maxDepth ?? 8;
   const maxConditions = options.maxConditions ?? 64;
@@ -126,7 +127,11 @@ export function parseWhere(
     for (const key of Object.keys(value)) {
       const child = value[key];
       const at = `${path}.${shown(key)}`;
-      if (child === undefined) continue;
+      if (child === undefined) {
+        // A rule's `{ ownerId: user?.id }` with no user must not widen to every row.
+        if (options.strict) throw bad(at, "is undefined");
+        continue;
+      }
       if (key === "and" || key === "or") {
         const list = asList(child, at, options.fromText === true);
         const parts = list.map((item, i) => combine("and", group(item, `${at}.${i}`, depth + 1)));
@@ -259,4 +264,16 @@ function shown(key: string): string {
 
 function bad(path: string, problem: string): APIError {
   return new APIError("BAD_REQUEST", `${path} ${problem}.`, { details: [{ path, message: `${problem}.` }] });
+}
+
+/** The fields a condition names, at any depth. */
+export function fieldsNamed(condition: Condition): ReadonlySet<string> {
+  const names = new Set<string>();
+  const visit = (c: Condition): void => {
+    if (c.kind === "field") names.add(c.field);
+    else if (c.kind === "not") visit(c.item);
+    else c.items.forEach(visit);
+  };
+  visit(condition);
+  return names;
 }

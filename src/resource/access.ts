@@ -1,27 +1,74 @@
 // Access rules: decided before any lookup, hook or side effect, so a denied caller learns nothing.
+// A rule says yes or no to an operation, or (read, list, update, delete) answers with a `Where`:
+// the rows the caller may touch. Field rules hide or protect single fields.
 
 import { APIError } from "../core/errors.ts";
 import type { MaybePromise, User } from "../core/identity.ts";
+import type { Where } from "../query/where.ts";
 
 export type Operation = "create" | "read" | "update" | "delete" | "list";
 
-export interface AccessContext {
+export interface AccessContext<Body = unknown> {
   user: User | null;
   headers: Headers;
   operation: Operation;
   resource: string;
   id?: string;
-  body?: unknown;
+  /**
+   * The body of a create or update as sent (with an owner field filled in), before validation:
+   * the rule runs first, so a refused caller learns nothing of the schema.
+   */
+  body?: Body;
 }
 
 /** `true` allows everyone, `false` nobody, a function decides per request. */
-export type AccessRule = boolean | ((ctx: AccessContext) => MaybePromise<boolean>);
+export type AccessRule<Body = unknown> = boolean | ((ctx: AccessContext<Body>) => MaybePromise<boolean>);
 
-/** One rule per operation. An operation without a rule is denied over HTTP. */
-export type ResourceAccess = Partial<Record<Operation, AccessRule>>;
+/**
+ * Like `AccessRule`, and the function may also return a `Where`: the caller may then act only on
+ * the records it matches. A list shows only them; any other record answers 404, as a missing id.
+ */
+export type RowRule<Rec, Body = unknown> =
+  | boolean
+  | ((ctx: AccessContext<Body>) => MaybePromise<boolean | Where<Rec>>);
+
+export interface FieldAccessContext {
+  user: User | null;
+  headers: Headers;
+  operation: Operation;
+  resource: string;
+}
+
+/** Decided once per request, for every record of it. */
+export type FieldRule = boolean | ((ctx: FieldAccessContext) => MaybePromise<boolean>);
+
+export interface FieldAccess {
+  /** Who sees the field. Others never find it in any answer, and cannot search, sort or filter on it. @default true */
+  read?: FieldRule;
+  /** Who may send the field in a create or update; others get 403 naming it. @default true */
+  write?: FieldRule;
+}
+
+/** One rule per operation (an operation without a rule is denied over HTTP), and rules per field. */
+export interface ResourceAccess<Rec = any, Create = any, Update = any> {
+  create?: AccessRule<Create>;
+  read?: RowRule<Rec>;
+  list?: RowRule<Rec>;
+  update?: RowRule<Rec, Update>;
+  delete?: RowRule<Rec>;
+  /** Per-field read and write rules, for example `{ cost: { read: isAdmin, write: isAdmin } }`. */
+  fields?: { [K in keyof Rec]?: FieldAccess };
+  /**
+   * The field that holds the creating user's id (`ownedBy` sets it): filled from `user.id` on
+   * create, and a create naming another user is refused.
+   */
+  owner?: keyof Rec & string;
+  /** Callers for whom `owner` does not apply, such as admins (`ownedBy`'s `bypass`). */
+  ownerBypass?: (user: User) => boolean;
+}
 
 /** Refuses at once when the rule can only deny, before the body is even read. */
-export function denyWithoutRule(rule: AccessRule | undefined, operation: Operation, resource: string): void {
+export function denyWithoutRule(rule: unknown, operation: Operation, resource: string): void {
   if (rule === undefined) {
     throw new APIError(
       "FORBIDDEN",
@@ -31,13 +78,22 @@ export function denyWithoutRule(rule: AccessRule | undefined, operation: Operati
   if (rule === false) throw denied(operation, resource);
 }
 
-export async function checkRule(rule: AccessRule | undefined, ctx: AccessContext): Promise<void> {
+/** Asks the rule: `true` to allow every row, an object to allow the rows it matches; anything else denies. */
+export async function askRule(
+  rule: RowRule<unknown, unknown> | undefined,
+  ctx: AccessContext,
+): Promise<true | object> {
   denyWithoutRule(rule, ctx.operation, ctx.resource);
-  if (rule === true) return;
-  if ((await (rule as Exclude<AccessRule, boolean>)(ctx)) !== true) throw denied(ctx.operation, ctx.resource);
+  if (rule === true) return true;
+  const answer = await (rule as Exclude<typeof rule, boolean | undefined>)(ctx);
+  if (answer === true) return true;
+  // A Where from a rule that may not return one (create) is a mistake: deny.
+  if (ctx.operation !== "create" && typeof answer === "object" && answer !== null && !Array.isArray(answer))
+    return answer;
+  throw denied(ctx.operation, ctx.resource);
 }
 
-function denied(operation: Operation, resource: string): APIError {
+export function denied(operation: Operation, resource: string): APIError {
   return new APIError(
     "FORBIDDEN",
     `Access denied: the ${operation} rule of "${resource}" refused this request.`,

@@ -9,10 +9,12 @@ import { type Pluralize, pluralize } from "./plural.ts";
 import type {
   AnyObjectSchema,
   CreateData,
+  CreateShape,
   RecordShape,
   Resource,
   StringFieldOf,
   UpdateData,
+  UpdateShape,
 } from "./types.ts";
 
 export interface ResourceConfig<
@@ -31,8 +33,12 @@ export interface ResourceConfig<
   searchable?: readonly StringFieldOf<S>[];
   /** Fields a list may filter on with `filter[…]` / `where`. @default every field that is not JSON */
   filterable?: readonly Exclude<keyof z.output<S>, symbol>[];
-  /** One rule per operation; an operation without a rule is denied over HTTP. @default {} */
-  access?: ResourceAccess;
+  /**
+   * One rule per operation; an operation without a rule is denied over HTTP. Rules of read, list,
+   * update and delete may return a `Where` (the caller's rows); `fields` holds per-field rules.
+   * @default {}
+   */
+  access?: ResourceAccess<RecordShape<S, T>, CreateShape<S, T>, UpdateShape<S, T>>;
   hooks?: ResourceHooks<RecordShape<S, T>, CreateData<S, T>, UpdateData<S, T>>;
   /** Server-managed `createdAt` and `updatedAt`. @default true */
   timestamps?: T;
@@ -72,6 +78,7 @@ export function createResource<
         `Filterable field "${String(name)}" of "${config.name}" must be a field of its schema that is not JSON.`,
       );
   }
+  checkAccess(config.name, fields, config.access);
   return {
     name: config.name,
     plural: plural as P,
@@ -79,10 +86,25 @@ export function createResource<
     timestamps: timestamps as T,
     searchable,
     filterable: config.filterable?.map(String),
-    access: config.access ?? {},
+    access: (config.access ?? {}) as ResourceAccess,
     hooks: (config.hooks ?? {}) as Resource["hooks"],
     fields,
   };
+}
+
+function checkAccess(resource: string, fields: readonly Field[], access: ResourceAccess | undefined): void {
+  const named = (name: string) => fields.find((f) => f.name === name);
+  for (const name of Object.keys(access?.fields ?? {})) {
+    if (!named(name) || name === "id")
+      throw new ConfigError(
+        `access.fields names "${name}", which is not a field of "${resource}" other than id.`,
+      );
+  }
+  const owner = access?.owner;
+  if (owner !== undefined && named(owner)?.kind !== "string")
+    throw new ConfigError(
+      `The owner field "${owner}" of "${resource}" must be a string field of its schema.`,
+    );
 }
 
 /** Every record has an `id`, and unless `timestamps: false`, `createdAt` and `updatedAt`. */

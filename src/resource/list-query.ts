@@ -31,7 +31,8 @@ export interface ListResult<Rec> {
 export interface ListRules {
   resource: string;
   sortable: ReadonlySet<string>;
-  searchable: boolean;
+  /** The fields search matches; none means search is not available. */
+  searchable: readonly string[];
   /** Fields `filter[…]` may name. */
   filterable: ReadonlyMap<string, FilterField>;
   defaultLimit: number;
@@ -108,7 +109,7 @@ function positiveInteger(value: string | undefined, name: string): number | unde
 
 function parseSearch(value: string | undefined, rules: ListRules): string | undefined {
   if (value === undefined || value === "") return undefined;
-  if (!rules.searchable)
+  if (rules.searchable.length === 0)
     throw badQuery(`search is not available: "${rules.resource}" has no searchable fields.`);
   if (value.length > MAX_SEARCH_LENGTH)
     throw badQuery(`search must be at most ${MAX_SEARCH_LENGTH} characters.`);

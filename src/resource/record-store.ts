@@ -7,7 +7,7 @@ import { type Database, isUniqueViolation } from "../db/database.ts";
 import { equalsExactly, likeOperator, supportsRowLocks } from "../db/dialect.ts";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import { createRecordCodec } from "../db/record-codec.ts";
-import type { FilterField } from "../query/where.ts";
+import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
 import type { ListQuery } from "./list-query.ts";
 import type { AnyResource } from "./types.ts";
@@ -17,17 +17,25 @@ type Row = Record<string, unknown>;
 export interface RecordStore {
   /** Inserts and returns the record exactly as a read would return it. */
   insert(db: Kysely<any>, record: Row): Promise<Row>;
-  findById(db: Kysely<any>, id: string): Promise<Row | undefined>;
+  /** The record, if it exists and matches `scope` (a row rule). */
+  findById(db: Kysely<any>, id: string, scope?: Condition): Promise<Row | undefined>;
   /**
    * Reads a record inside a transaction and locks it until the transaction ends, so the value a
    * write records as "before" is the one it replaces (PostgreSQL, MySQL; SQLite writes one at a time).
    */
-  findForUpdate(trx: Kysely<any>, id: string): Promise<Row | undefined>;
+  findForUpdate(trx: Kysely<any>, id: string, scope?: Condition): Promise<Row | undefined>;
   /** Writes `changes` (record-shaped) and returns the record after, or undefined if none. */
   update(db: Kysely<any>, id: string, changes: Row): Promise<Row | undefined>;
-  /** Deletes and returns the deleted record, or undefined if none. */
-  delete(db: Kysely<any>, id: string): Promise<Row | undefined>;
-  list(db: Kysely<any>, query: ListQuery): Promise<{ items: Row[]; total: number }>;
+  /** Deletes and returns the deleted record, or undefined if none matches id and `scope`. */
+  delete(db: Kysely<any>, id: string, scope?: Condition): Promise<Row | undefined>;
+  list(db: Kysely<any>, query: ListQuery, within?: ListScope): Promise<{ items: Row[]; total: number }>;
+}
+
+/** What narrows a list beyond the caller's own query: her row rule, and the fields search may match. */
+export interface ListScope {
+  scope?: Condition | undefined;
+  /** @default the resource's searchable fields */
+  searchIn?: readonly string[];
 }
 
 const TEMPLATE_CACHE_LIMIT = 256;
@@ -35,7 +43,8 @@ const TEMPLATE_CACHE_LIMIT = 256;
 export function createRecordStore(
   resource: AnyResource,
   database: Database,
-  filterable: ReadonlyMap<string, FilterField>,
+  /** Every field a filter or row rule may name. */
+  fields: ReadonlyMap<string, FilterField>,
   log: (message: string, error: unknown) => void,
 ): RecordStore {
   const { kysely: builder, dialect, returning } = database;
@@ -60,6 +69,27 @@ export function createRecordStore(
     : compileTemplate(builder.deleteFrom(table).where(byId));
   const updates = new Map<string, QueryTemplate>();
   const lists = new Map<string, { page: QueryTemplate; count: QueryTemplate }>();
+  const scoped = new Map<string, { find: QueryTemplate; lock: QueryTemplate; delete: QueryTemplate }>();
+
+  const compileScope = (scope: Condition) => compileWhere(scope, fields, dialect, "r");
+  // SELECT * FROM t WHERE id = ? AND (<rule>) [FOR UPDATE]; DELETE … WHERE id = ? AND (<rule>) [RETURNING *]
+  const scopedTemplates = (rule: CompiledWhere) => {
+    let templates = scoped.get(rule.shape);
+    if (!templates) {
+      const where = sql<SqlBool>`${byId} and ${rule.build()}`;
+      const find = compileTemplate(builder.selectFrom(table).selectAll().where(where));
+      const deleting = builder.deleteFrom(table).where(where);
+      templates = {
+        find,
+        lock: supportsRowLocks(dialect)
+          ? compileTemplate(builder.selectFrom(table).selectAll().where(where).forUpdate())
+          : find,
+        delete: compileTemplate(returning ? deleting.returningAll() : deleting),
+      };
+      if (scoped.size < TEMPLATE_CACHE_LIMIT) scoped.set(rule.shape, templates);
+    }
+    return templates;
+  };
 
   const updateTemplate = (changed: string[]): QueryTemplate => {
     const key = changed.join(",");
@@ -78,15 +108,22 @@ export function createRecordStore(
   // SELECT * FROM t [WHERE (a LIKE ? ESCAPE '\' OR b LIKE ? ESCAPE '\') [AND <filter>]]
   //   ORDER BY <sort> <dir>, id <dir> LIMIT ? OFFSET ?
   // One pair of templates per shape of query: the filter's shape, never its values, is in the key.
-  const listTemplates = (query: ListQuery, filter: CompiledWhere | undefined) => {
-    const key = `${query.search ? 1 : 0}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}`;
+  const listTemplates = (
+    query: ListQuery,
+    filter: CompiledWhere | undefined,
+    rule: CompiledWhere | undefined,
+    searchIn: readonly string[],
+  ) => {
+    const searched = query.search ? searchIn.join(",") : "";
+    const key = `${searched}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}:${rule?.shape ?? ""}`;
     let templates = lists.get(key);
     if (!templates) {
       const conditions: Expression<SqlBool>[] = [];
+      if (rule) conditions.push(rule.build());
       if (query.search)
         conditions.push(
           sql<SqlBool>`(${sql.join(
-            resource.searchable.map(
+            searchIn.map(
               (f) => sql`${sql.ref(f)} ${sql.raw(like)} ${slot("search")} escape ${sql.lit("\\")}`,
             ),
             sql` or `,
@@ -112,14 +149,20 @@ export function createRecordStore(
     return templates;
   };
 
-  const findOne = async (db: Kysely<any>, id: string, template = findById) => {
-    const { rows } = await runTemplate<Row>(db, template, { $id: id });
+  const findOne = async (db: Kysely<any>, id: string, template = findById, values?: Row) => {
+    const { rows } = await runTemplate<Row>(db, template, { ...values, $id: id });
     return rows[0] ? codec.fromRow(rows[0]) : undefined;
+  };
+  const findScoped = (db: Kysely<any>, id: string, scope: Condition | undefined, locked: boolean) => {
+    if (!scope) return findOne(db, id, locked ? findLocked : findById);
+    const rule = compileScope(scope);
+    const templates = scopedTemplates(rule);
+    return findOne(db, id, locked ? templates.lock : templates.find, rule.values);
   };
   // Without RETURNING (MySQL): lock, read, delete, in one transaction, so of concurrent deletes
   // exactly one finds the record.
-  const deleteLocked = async (trx: Kysely<any>, id: string) => {
-    const previous = await findOne(trx, id, findLocked);
+  const deleteLocked = async (trx: Kysely<any>, id: string, scope: Condition | undefined) => {
+    const previous = await findScoped(trx, id, scope, true);
     if (previous) await runTemplate(trx, deleteById, { $id: id });
     return previous;
   };
@@ -137,8 +180,8 @@ export function createRecordStore(
         throw error;
       }
     },
-    findById: (db, id) => findOne(db, id),
-    findForUpdate: (trx, id) => findOne(trx, id, findLocked),
+    findById: (db, id, scope) => findScoped(db, id, scope, false),
+    findForUpdate: (trx, id, scope) => findScoped(trx, id, scope, true),
     async update(db, id, changes) {
       const changed = Object.keys(changes).sort();
       const row = codec.toRow(changes);
@@ -149,21 +192,25 @@ export function createRecordStore(
       if (!returning) return findOne(db, id);
       return result.rows[0] ? codec.fromRow(result.rows[0]) : undefined;
     },
-    async delete(db, id) {
+    async delete(db, id, scope) {
       if (returning) {
-        const { rows } = await runTemplate<Row>(db, deleteById, { $id: id });
+        const rule = scope ? compileScope(scope) : undefined;
+        const template = rule ? scopedTemplates(rule).delete : deleteById;
+        const { rows } = await runTemplate<Row>(db, template, { ...rule?.values, $id: id });
         return rows[0] ? codec.fromRow(rows[0]) : undefined;
       }
       return db.isTransaction
-        ? deleteLocked(db, id)
-        : db.transaction().execute((trx) => deleteLocked(trx, id));
+        ? deleteLocked(db, id, scope)
+        : db.transaction().execute((trx) => deleteLocked(trx, id, scope));
     },
-    async list(db, query) {
-      const filter = query.where ? compileWhere(query.where, filterable, dialect) : undefined;
-      const templates = listTemplates(query, filter);
+    async list(db, query, within = {}) {
+      const filter = query.where ? compileWhere(query.where, fields, dialect) : undefined;
+      const rule = within.scope ? compileScope(within.scope) : undefined;
+      const templates = listTemplates(query, filter, rule, within.searchIn ?? resource.searchable);
       const search = query.search === undefined ? undefined : `%${query.search.replace(/[\\%_]/g, "\\$&")}%`;
       const values = {
         ...filter?.values,
+        ...rule?.values,
         search,
         limit: query.limit,
         offset: (query.page - 1) * query.limit,

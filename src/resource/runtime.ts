@@ -9,6 +9,7 @@ import type { Database } from "../db/database.ts";
 import type { FilterField } from "../query/where.ts";
 import { createInputValidator, type InputValidator } from "../schema/input-validation.ts";
 import type { Operation } from "./access.ts";
+import { createFieldPolicy, type FieldPolicy } from "./field-access.ts";
 import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
 import type { ListRules } from "./list-query.ts";
 import { createRecordStore, type RecordStore } from "./record-store.ts";
@@ -18,10 +19,16 @@ export type Log = (message: string, error?: unknown) => void;
 
 export interface ResourceRuntime {
   readonly resource: AnyResource;
+  readonly db: Kysely<any>;
   readonly store: RecordStore;
   readonly validator: InputValidator;
   readonly hooks: HookChain;
   readonly listRules: ListRules;
+  /** The list rules for a caller who may not read `hidden`: she cannot search, sort or filter on them. */
+  listRulesFor(hidden: ReadonlySet<string>): ListRules;
+  readonly fieldPolicy: FieldPolicy;
+  /** Every field a rule's `Where` may name: all that are not JSON, hidden or not. */
+  readonly ruleFields: ReadonlyMap<string, FilterField>;
   readonly readCache: ReadCache | undefined;
   readonly log: Log;
 }
@@ -39,26 +46,48 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
   const managed = resource.timestamps ? ["createdAt", "updatedAt"] : [];
   const sortable = resource.fields.filter((f) => f.kind !== "json").map((f) => f.name);
   const filterable = filterFields(resource);
+  const ruleFields = filterFields({ ...resource, filterable: undefined });
+  const listRules: ListRules = {
+    resource: resource.name,
+    sortable: new Set(sortable),
+    searchable: resource.searchable,
+    filterable,
+    defaultLimit: options.defaultLimit,
+    maxLimit: options.maxLimit,
+  };
+  // A handful of visibilities at most (one per role), each built once.
+  const narrowed = new Map<string, ListRules>();
   return {
     resource,
-    store: createRecordStore(resource, options.database, filterable, options.log),
+    db: options.database.kysely,
+    store: createRecordStore(resource, options.database, ruleFields, options.log),
     validator: createInputValidator(resource.name, resource.fields, managed),
     hooks: chainHooks([resource.hooks, ...options.pluginHooks]),
-    listRules: {
-      resource: resource.name,
-      sortable: new Set(sortable),
-      searchable: resource.searchable.length > 0,
-      filterable,
-      defaultLimit: options.defaultLimit,
-      maxLimit: options.maxLimit,
+    listRules,
+    listRulesFor(hidden) {
+      if (hidden.size === 0) return listRules;
+      const key = [...hidden].sort().join(",");
+      let rules = narrowed.get(key);
+      if (!rules) {
+        rules = {
+          ...listRules,
+          sortable: new Set(sortable.filter((f) => !hidden.has(f))),
+          searchable: resource.searchable.filter((f) => !hidden.has(f)),
+          filterable: new Map([...filterable].filter(([name]) => !hidden.has(name))),
+        };
+        if (narrowed.size < 64) narrowed.set(key, rules);
+      }
+      return rules;
     },
+    fieldPolicy: createFieldPolicy(resource.access.fields),
+    ruleFields,
     readCache: options.readCache,
     log: options.log,
   };
 }
 
 /** The fields `filter[…]` may name: the resource's `filterable`, or every field that is not JSON. */
-function filterFields(resource: AnyResource): Map<string, FilterField> {
+function filterFields(resource: Pick<AnyResource, "fields" | "filterable">): Map<string, FilterField> {
   const allowed = resource.filterable ? new Set<string>(resource.filterable) : undefined;
   const fields = new Map<string, FilterField>();
   for (const field of resource.fields) {

@@ -58,7 +58,7 @@ export function cache(options: CacheOptions = {}) {
 
   async function serve(read: CachedRead, load: (read: CachedRead) => Promise<unknown>): Promise<unknown> {
     if (only && !only.has(read.resource)) return load(read);
-    const key = `${read.operation}\0${varyBy(read.user)}\0${read.key}`;
+    const key = `${read.operation}\0${varyBy(read.user)}\0${read.scope}\0${read.key}`;
     let generation: string;
     try {
       const pending = store.lookup(read.resource, key);

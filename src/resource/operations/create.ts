@@ -2,33 +2,22 @@
 
 import type { Endpoint } from "../../core/endpoint.ts";
 import { uuidv7 } from "../../core/id.ts";
-import { checkRule, denyWithoutRule } from "../access.ts";
+import { admit } from "../admission.ts";
+import { withoutHidden } from "../field-access.ts";
 import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
 import { capitalize, hookContext, inTransaction, type ResourceRuntime } from "../runtime.ts";
 
 export function createEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
-  const rule = resource.access.create;
   return {
     method: "POST",
     path: `/${resource.name}`,
     status: 201,
     operationName: `create${capitalize(resource.name)}`,
     async handler(ctx) {
-      const user = await ctx.getUser();
-      if (!ctx.overrideAccess) denyWithoutRule(rule, "create", resource.name);
-      const body = await ctx.readBody();
-      if (!ctx.overrideAccess) {
-        await checkRule(rule, {
-          user,
-          headers: ctx.headers,
-          operation: "create",
-          resource: resource.name,
-          body,
-        });
-      }
+      const { user, data: valid, hidden } = await admit(rt, ctx, "create");
       const base = hookContext(ctx, rt, "create", user);
-      let data = rt.validator.create(body);
+      let data = valid;
       if (hooks.beforeCreate.length) data = await runTransforming(hooks.beforeCreate, base, "data", data);
 
       const { id, ...fields } = data;
@@ -46,7 +35,7 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
       if (hooks.afterCreateCommit.length)
         await runAfterCommit(hooks.afterCreateCommit, { ...base, record: created }, rt.log);
       if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
-      return created;
+      return withoutHidden(created, hidden);
     },
   };
 }

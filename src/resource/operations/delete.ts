@@ -1,32 +1,26 @@
 // DELETE /<resource>/:id → 200 with { success: true, id }.
 
 import type { Endpoint } from "../../core/endpoint.ts";
-import { checkRule } from "../access.ts";
+import { admit } from "../admission.ts";
 import { runAfterCommit, runAll } from "../hooks.ts";
 import { capitalize, hookContext, inTransaction, notFound, type ResourceRuntime } from "../runtime.ts";
 
 export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
-  const rule = resource.access.delete;
   return {
     method: "DELETE",
     path: `/${resource.name}/:id`,
     operationName: `delete${capitalize(resource.name)}`,
     async handler(ctx) {
-      const user = await ctx.getUser();
+      const { user, scope } = await admit(rt, ctx, "delete");
       const id = ctx.params.id!;
-      if (!ctx.overrideAccess)
-        await checkRule(rule, {
-          user,
-          headers: ctx.headers,
-          operation: "delete",
-          resource: resource.name,
-          id,
-        });
+      // Outside the caller's rows is a missing id, and no hook learns of it.
+      if (scope && hooks.beforeDelete.length && !(await rt.store.findById(ctx.db, id, scope)))
+        notFound(rt, id);
       const base = { ...hookContext(ctx, rt, "delete", user), id };
       if (hooks.beforeDelete.length) await runAll(hooks.beforeDelete, base);
       const previous = await inTransaction(ctx.db, hooks.afterDelete.length > 0, async (db) => {
-        const previous = await rt.store.delete(db, id);
+        const previous = await rt.store.delete(db, id, scope);
         if (!previous) notFound(rt, id);
         await runAll(hooks.afterDelete, { ...base, db, previous });
         return previous;

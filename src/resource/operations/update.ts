@@ -1,13 +1,15 @@
 // PATCH /<resource>/:id → 200 with the updated record. Only the fields sent change.
 
 import type { Endpoint } from "../../core/endpoint.ts";
-import { checkRule, denyWithoutRule } from "../access.ts";
+import { APIError } from "../../core/errors.ts";
+import { fieldsNamed } from "../../query/where.ts";
+import { admit } from "../admission.ts";
+import { withoutHidden } from "../field-access.ts";
 import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
 import { capitalize, hookContext, inTransaction, notFound, type ResourceRuntime } from "../runtime.ts";
 
 export function updateEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
-  const rule = resource.access.update;
   // The previous record is read under a row lock, which only a transaction holds, so reading it
   // makes the update a transaction.
   const needsPrevious = hooks.afterUpdate.length > 0 || hooks.afterUpdateCommit.length > 0;
@@ -16,41 +18,45 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
     path: `/${resource.name}/:id`,
     operationName: `update${capitalize(resource.name)}`,
     async handler(ctx) {
-      const user = await ctx.getUser();
+      const { user, data: valid, scope, hidden } = await admit(rt, ctx, "update");
       const id = ctx.params.id!;
-      if (!ctx.overrideAccess) denyWithoutRule(rule, "update", resource.name);
-      const body = await ctx.readBody();
-      if (!ctx.overrideAccess) {
-        await checkRule(rule, {
-          user,
-          headers: ctx.headers,
-          operation: "update",
-          resource: resource.name,
-          id,
-          body,
-        });
-      }
+      // Outside the caller's rows is a missing id, and no hook learns of it.
+      if (scope && hooks.beforeUpdate.length && !(await rt.store.findById(ctx.db, id, scope)))
+        notFound(rt, id);
       const base = { ...hookContext(ctx, rt, "update", user), id };
-      let data = rt.validator.update(body);
+      let data = valid;
       if (hooks.beforeUpdate.length) data = await runTransforming(hooks.beforeUpdate, base, "data", data);
 
       const changes: Record<string, unknown> = resource.timestamps
         ? { ...data, updatedAt: new Date().toISOString() }
         : data;
-      const { record, previous } = await inTransaction(ctx.db, needsPrevious, async (db) => {
-        const previous = needsPrevious ? await rt.store.findForUpdate(db, id) : undefined;
-        if (needsPrevious && !previous) notFound(rt, id);
-        const record = Object.keys(changes).length
+      const changed = Object.keys(changes);
+      // Only a change to a field the rule names can take the record out of the caller's rows.
+      const recheck = scope !== undefined && changed.some((f) => fieldsNamed(scope).has(f));
+      const locked = needsPrevious || scope !== undefined;
+      const { record, previous } = await inTransaction(ctx.db, locked, async (db) => {
+        const previous = locked ? await rt.store.findForUpdate(db, id, scope) : undefined;
+        if (locked && !previous) notFound(rt, id);
+        const record = changed.length
           ? await rt.store.update(db, id, changes)
-          : await rt.store.findById(db, id);
+          : (previous ?? (await rt.store.findById(db, id)));
         if (!record) notFound(rt, id);
+        if (recheck && !(await rt.store.findById(db, id, scope))) throw outOfScope(rt.resource.name);
         await runAll(hooks.afterUpdate, { ...base, db, record, previous });
         return { record, previous };
       });
       if (hooks.afterUpdateCommit.length)
         await runAfterCommit(hooks.afterUpdateCommit, { ...base, record, previous }, rt.log);
       if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
-      return record;
+      return withoutHidden(record, hidden);
     },
   };
+}
+
+/** Thrown inside the transaction, so the change rolls back. */
+function outOfScope(resource: string): APIError {
+  return new APIError(
+    "FORBIDDEN",
+    `Access denied: after this change the record would be outside what the update rule of "${resource}" lets you change; nothing was saved.`,
+  );
 }

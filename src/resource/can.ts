@@ -1,0 +1,60 @@
+// app.can(): asks a resource's rules about a caller without calling the operation, so a UI can
+// hide a button it would refuse and a test can pin a policy.
+
+import { APIError } from "../core/errors.ts";
+import type { User } from "../core/identity.ts";
+import type { Operation } from "./access.ts";
+import { decide, withOwner } from "./admission.ts";
+import type { ResourceRuntime } from "./runtime.ts";
+
+export interface CanOptions {
+  user: User | null;
+  /** Headers the rules may read. @default none */
+  headers?: HeadersInit;
+  /** The record asked about (read, update, delete): allowed only when it exists within the caller's rows. */
+  id?: string;
+  /** The body of a create or update, as the rules and field write rules would see it (not validated). */
+  body?: unknown;
+}
+
+export interface Permission {
+  allowed: boolean;
+  /** The rule's `Where`: the rows the caller may act on. Undefined when she may act on every row. */
+  where?: object;
+  /** Fields this caller may not read. */
+  hiddenFields: string[];
+  /** Why not, when not allowed: the message the request would get. */
+  reason?: string;
+}
+
+export async function can(
+  rt: ResourceRuntime,
+  operation: Operation,
+  options: CanOptions,
+): Promise<Permission> {
+  const { user, id } = options;
+  const access = {
+    user,
+    headers: new Headers(options.headers),
+    operation,
+    resource: rt.resource.name,
+    id,
+    body: options.body,
+  };
+  const hiddenFields = [...(await rt.fieldPolicy.hidden(access))];
+  try {
+    if (operation === "create" || operation === "update") {
+      if (operation === "create") access.body = withOwner(rt, access.body, user);
+      await rt.fieldPolicy.checkWrites(access.body, access);
+    }
+    const { scope, where } = await decide(rt, access);
+    if (id !== undefined && operation !== "create" && operation !== "list") {
+      if (!(await rt.store.findById(rt.db, id, scope)))
+        return { allowed: false, hiddenFields, reason: `No ${rt.resource.name} with this id exists.` };
+    }
+    return where ? { allowed: true, where, hiddenFields } : { allowed: true, hiddenFields };
+  } catch (error) {
+    if (error instanceof APIError) return { allowed: false, hiddenFields, reason: error.message };
+    throw error;
+  }
+}
