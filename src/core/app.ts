@@ -104,6 +104,8 @@ export function crudkit<
   );
 
   const database = openDatabase(options.database, log);
+  const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };
+  const runtimes = new Map<string, ResourceRuntime>();
   const pluginContext: PluginContext = {
     db: database.kysely,
     dialect: database.dialect,
@@ -111,18 +113,20 @@ export function crudkit<
     log,
     hooks: chainHooks(plugins.map((p) => p.hooks)),
     jsonDepth,
+    listLimits,
+    hiddenFields: async (resource, { user, headers }) =>
+      (await runtimes.get(resource)?.fieldPolicy.hidden({ user, headers, operation: "read", resource })) ??
+      new Set(),
   };
   const caches = plugins.flatMap((p) => (p.readCache ? [p.readCache] : []));
   if (caches.length > 1) throw new ConfigError("Only one plugin may cache reads; two were given.");
   const endpoints: Endpoint[] = [];
   const tables: TableDefinition[] = [];
-  const runtimes = new Map<string, ResourceRuntime>();
   for (const resource of options.resources) {
     const runtime = createResourceRuntime(resource, {
       database,
       pluginHooks: plugins.flatMap((p) => (p.hooks ? [p.hooks] : [])),
-      defaultLimit: options.defaultLimit ?? 10,
-      maxLimit: options.maxLimit ?? 100,
+      ...listLimits,
       readCache: caches[0],
       log,
     });

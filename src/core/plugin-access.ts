@@ -1,6 +1,11 @@
 // Access to plugin routes (uploads, audit logs, cache stats): one rule per operation, denied when
-// unset, decided before any lookup. Server calls with `overrideAccess` skip it.
+// unset, decided before any lookup. Server calls with `overrideAccess` skip it. A row rule may
+// answer with a `Where` over the plugin's records, as resource rules do.
 
+import type { Expression, SqlBool } from "kysely";
+import type { DialectName } from "../db/dialect.ts";
+import { type FilterField, parseWhere, type Where } from "../query/where.ts";
+import { compileWhere } from "../query/where-sql.ts";
 import type { EndpointContext } from "./endpoint.ts";
 import { APIError } from "./errors.ts";
 import type { MaybePromise, User } from "./identity.ts";
@@ -8,12 +13,22 @@ import type { MaybePromise, User } from "./identity.ts";
 /** `true` allows everyone, `false` nobody, a function decides per request. */
 export type PluginRule<Ctx> = boolean | ((ctx: Ctx) => MaybePromise<boolean>);
 
+/** Like `PluginRule`, and the function may return a `Where`: the records the caller may act on. */
+export type PluginRowRule<Ctx, Rec> = boolean | ((ctx: Ctx) => MaybePromise<boolean | Where<Rec>>);
+
 export interface PluginRuleSite {
   /** The plugin's factory, for the message: `upload`. */
   plugin: string;
   /** What is protected, for the message: `uploads`. */
   subject: string;
   operation: string;
+}
+
+/** The caller, and the rows a row rule lets her act on. */
+export interface PluginAdmission {
+  user: User | null;
+  /** The rule's `Where` as SQL over the plugin's table; undefined for every row. */
+  scope: Expression<SqlBool> | undefined;
 }
 
 /** Checks the rule and returns the caller. */
@@ -25,19 +40,54 @@ export async function authorizePluginRoute<Ctx extends { user: User | null; head
 ): Promise<User | null> {
   const user = await ctx.getUser();
   if (ctx.overrideAccess) return user;
+  const allowed = await ask(rule, { user, headers: ctx.headers, ...extra } as Ctx, site);
+  if (allowed !== true) throw refused(site);
+  return user;
+}
+
+/**
+ * Checks a row rule: a `Where` it answers is checked against `fields` (the table's, with their
+ * columns) and returned as SQL to add to the route's query.
+ */
+export async function admitPluginRows<Ctx extends { user: User | null; headers: Headers }, Rec>(
+  rule: PluginRowRule<Ctx, Rec> | undefined,
+  ctx: EndpointContext,
+  site: PluginRuleSite & { fields: ReadonlyMap<string, FilterField>; dialect: DialectName },
+  extra?: Omit<Ctx, "user" | "headers">,
+): Promise<PluginAdmission> {
+  const user = await ctx.getUser();
+  if (ctx.overrideAccess) return { user, scope: undefined };
+  const answer = await ask(rule, { user, headers: ctx.headers, ...extra } as Ctx, site);
+  if (answer === true) return { user, scope: undefined };
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) throw refused(site);
+  let condition: ReturnType<typeof parseWhere>;
+  try {
+    condition = parseWhere(answer, site.fields, { strict: true, maxConditions: 256, maxValues: 10_000 });
+  } catch (error) {
+    throw new Error(
+      `crudkit: the ${site.operation} rule of ${site.subject} returned an invalid filter: ${(error as Error).message}`,
+    );
+  }
+  return { user, scope: condition && compileWhere(condition, site.fields, site.dialect).expression() };
+}
+
+async function ask<Ctx>(
+  rule: PluginRowRule<Ctx, unknown> | undefined,
+  ctx: Ctx,
+  site: PluginRuleSite,
+): Promise<unknown> {
   if (rule === undefined) {
     throw new APIError(
       "FORBIDDEN",
       `Access denied: no access rule is set for ${site.operation} on ${site.subject}. Set access.${site.operation} in ${site.plugin}() to allow it.`,
     );
   }
-  const allowed =
-    typeof rule === "function" ? await rule({ user, headers: ctx.headers, ...extra } as Ctx) : rule;
-  if (allowed !== true) {
-    throw new APIError(
-      "FORBIDDEN",
-      `Access denied: the ${site.operation} rule of ${site.subject} refused this request.`,
-    );
-  }
-  return user;
+  return typeof rule === "function" ? await rule(ctx) : rule;
+}
+
+function refused(site: PluginRuleSite): APIError {
+  return new APIError(
+    "FORBIDDEN",
+    `Access denied: the ${site.operation} rule of ${site.subject} refused this request.`,
+  );
 }

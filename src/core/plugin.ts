@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import type { DialectName } from "../db/dialect.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import type { AnyResourceHooks, HookChain } from "../resource/hooks.ts";
+import type { PageLimits } from "../resource/list-query.ts";
 import type { Endpoint, EndpointContext } from "./endpoint.ts";
 import type { Identify, MaybePromise, User } from "./identity.ts";
 
@@ -17,6 +18,16 @@ export interface PluginContext {
   readonly log: (message: string, error?: unknown) => void;
   /** How deep request JSON may nest (the app's `maxJsonDepth`). */
   readonly jsonDepth: number;
+  /** The app's `defaultLimit` and `maxLimit`: plugin lists page as resource lists do. */
+  readonly listLimits: PageLimits;
+  /**
+   * The fields of a resource a caller may not read (its field rules), so a plugin that shows
+   * records (audit entries) hides them too. Empty for a name that is not a resource.
+   */
+  hiddenFields(
+    resource: string,
+    caller: { user: User | null; headers: Headers },
+  ): Promise<ReadonlySet<string>>;
 }
 
 export interface CrudkitPlugin {

@@ -2,6 +2,7 @@
 // object is split into path parameters, and query or body by the endpoint's method; then the
 // endpoint's own handler runs, with the caller's headers, rules and validation unchanged.
 
+import { flattenFilter } from "../client/filter-params.ts";
 import type { Endpoint, EndpointContext } from "./endpoint.ts";
 import { APIError, ConfigError } from "./errors.ts";
 import { toResponse } from "./http-handler.ts";
@@ -75,7 +76,12 @@ function innerContext(
   const carriesBody = endpoint.method === "POST" || endpoint.method === "PUT" || endpoint.method === "PATCH";
   const query: Record<string, string | undefined> = Object.create(null);
   if (!carriesBody)
-    for (const [key, value] of Object.entries(rest)) query[key] = value == null ? undefined : String(value);
+    for (const [key, value] of Object.entries(rest)) {
+      // A list's `where` travels as its `filter[…]` parameters, as it does in a URL.
+      if (key === "where" && typeof value === "object" && value !== null)
+        for (const [name, text] of flattenFilter(value)) query[name] = text;
+      else query[key] = value == null ? undefined : String(value);
+    }
   return {
     params,
     query,

@@ -18,6 +18,8 @@ export interface CompiledWhere {
   values: Record<string, unknown>;
   /** Builds the condition, with slots where the values go. Called only on a cache miss. */
   build(): Expression<SqlBool>;
+  /** The condition with its values bound, for a query built per request (plugin tables). */
+  expression(): Expression<SqlBool>;
 }
 
 export function compileWhere(
@@ -29,6 +31,9 @@ export function compileWhere(
 ): CompiledWhere {
   const values: Record<string, unknown> = {};
   let next = 0;
+  let inline = false;
+  /** Where a value goes: a slot for templates, or the value itself. */
+  const at = (name: string): unknown => (inline ? values[name] : slot(name));
   const bind = (field: FilterField, value: unknown): string => {
     const name = `${prefix}${next++}`;
     values[name] = toColumn(field, value, dialect);
@@ -58,7 +63,7 @@ export function compileWhere(
   };
   const visitField = (c: FieldCondition): Visited => {
     const field = fields.get(c.field)!;
-    const ref = sql.ref(c.field);
+    const ref = sql.ref(field.column ?? c.field);
     switch (c.op) {
       case "isNull": {
         const isNull = c.value === true;
@@ -70,7 +75,7 @@ export function compileWhere(
       case "in":
       case "nin": {
         const names = (c.value as unknown[]).map((v) => bind(field, v));
-        const list = () => sql.join(names.map((n) => exact(field, dialect, slot(n))));
+        const list = () => sql.join(names.map((n) => exact(field, dialect, at(n))));
         const negate = c.op === "nin" ? sql.raw("not ") : sql.raw("");
         return {
           shape: `${c.field}:${c.op}${names.length}`,
@@ -88,7 +93,7 @@ export function compileWhere(
         const like = sql.raw(likeOperator(dialect));
         return {
           shape: `${c.field}:${c.op}`,
-          build: () => sql<SqlBool>`${ref} ${like} ${slot(name)} escape ${sql.lit("\\")}`,
+          build: () => sql<SqlBool>`${ref} ${like} ${at(name)} escape ${sql.lit("\\")}`,
         };
       }
       default: {
@@ -96,13 +101,21 @@ export function compileWhere(
         const op = sql.raw(SQL_OPERATORS[c.op]);
         return {
           shape: `${c.field}:${c.op}`,
-          build: () => sql<SqlBool>`${exact(field, dialect, ref)} ${op} ${exact(field, dialect, slot(name))}`,
+          build: () => sql<SqlBool>`${exact(field, dialect, ref)} ${op} ${exact(field, dialect, at(name))}`,
         };
       }
     }
   };
   const { shape, build } = visit(condition);
-  return { shape, values, build };
+  const expression = () => {
+    inline = true;
+    try {
+      return build();
+    } finally {
+      inline = false;
+    }
+  };
+  return { shape, values, build, expression };
 }
 
 const SQL_OPERATORS = { eq: "=", ne: "<>", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;

@@ -12,6 +12,8 @@ export interface FilterField {
   kind: "string" | "enum" | "integer" | "number" | "boolean" | "date";
   /** Allowed values of an enum. */
   enumValues?: readonly string[];
+  /** The column, when it is not named as the field (plugin tables: `uploadedBy` → `uploaded_by`). */
+  column?: string;
 }
 
 type Comparable<T> = { gt?: T; gte?: T; lt?: T; lte?: T };
@@ -276,4 +278,11 @@ export function fieldsNamed(condition: Condition): ReadonlySet<string> {
   };
   visit(condition);
   return names;
+}
+
+/** The fields of a plugin table, as `[field, kind, column]`: `["uploadedBy", "string", "uploaded_by"]`. */
+export function tableFilterFields(
+  entries: readonly (readonly [string, FilterField["kind"], string])[],
+): ReadonlyMap<string, FilterField> {
+  return new Map(entries.map(([name, kind, column]) => [name, { name, kind, column }]));
 }

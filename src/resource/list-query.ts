@@ -28,15 +28,19 @@ export interface ListResult<Rec> {
   pagination: Pagination;
 }
 
-export interface ListRules {
+/** Page sizes: the app's `defaultLimit` and `maxLimit`, for resources and plugin lists alike. */
+export interface PageLimits {
+  defaultLimit: number;
+  maxLimit: number;
+}
+
+export interface ListRules extends PageLimits {
   resource: string;
   sortable: ReadonlySet<string>;
   /** The fields search matches; none means search is not available. */
   searchable: readonly string[];
   /** Fields `filter[…]` may name. */
   filterable: ReadonlyMap<string, FilterField>;
-  defaultLimit: number;
-  maxLimit: number;
 }
 
 const KNOWN_PARAMETERS = new Set(["page", "limit", "search", "sortBy", "sortOrder"]);
@@ -44,22 +48,23 @@ const KNOWN_PARAMETERS = new Set(["page", "limit", "search", "sortBy", "sortOrde
 const MAX_PAGE = 1_000_000_000;
 const MAX_SEARCH_LENGTH = 200;
 
+/**
+ * The list query of a resource or a plugin list. `extra` names further parameters the caller
+ * reads itself (a plugin's own filters); any other unknown parameter is a 400.
+ */
 export function parseListQuery(
   query: Readonly<Record<string, string | undefined>>,
   rules: ListRules,
+  extra: readonly string[] = [],
 ): ListQuery {
   for (const name of Object.keys(query)) {
-    if (!KNOWN_PARAMETERS.has(name) && !isFilterParameter(name))
+    if (!KNOWN_PARAMETERS.has(name) && !isFilterParameter(name) && !extra.includes(name))
       throw badQuery(
-        `Unknown query parameter${/^[\w.-]{1,40}$/.test(name) ? ` "${name}"` : ""}: a list takes page, limit, search, sortBy, sortOrder and filter[…].`,
+        `Unknown query parameter${/^[\w.-]{1,40}$/.test(name) ? ` "${name}"` : ""}: a list takes ${[...KNOWN_PARAMETERS, ...extra].join(", ")} and filter[…].`,
       );
   }
-  const page = positiveInteger(query.page, "page") ?? 1;
-  if (page > MAX_PAGE) throw badQuery(`page must be at most ${MAX_PAGE}.`);
-  const limit = Math.min(positiveInteger(query.limit, "limit") ?? rules.defaultLimit, rules.maxLimit);
   return {
-    page,
-    limit,
+    ...parsePage(query, rules),
     search: parseSearch(query.search, rules),
     sortBy: parseSortBy(query.sortBy, rules),
     sortOrder: parseSortOrder(query.sortOrder),
@@ -78,6 +83,17 @@ function parseFilter(
     throw badQuery(`The filter is malformed: ${(error as Error).message}.`);
   }
   return parseWhere(filter, rules.filterable, { fromText: true });
+}
+
+/** `page` and `limit`: positive integers, the limit clamped to `maxLimit`. */
+export function parsePage(
+  query: Readonly<Record<string, string | undefined>>,
+  limits: PageLimits,
+): { page: number; limit: number } {
+  const page = positiveInteger(query.page, "page") ?? 1;
+  if (page > MAX_PAGE) throw badQuery(`page must be at most ${MAX_PAGE}.`);
+  const limit = Math.min(positiveInteger(query.limit, "limit") ?? limits.defaultLimit, limits.maxLimit);
+  return { page, limit };
 }
 
 /** `{ items, pagination }` for one page; plugin lists (uploads, audit logs) use it too. */
@@ -118,6 +134,8 @@ function parseSearch(value: string | undefined, rules: ListRules): string | unde
 
 function parseSortBy(value: string | undefined, rules: ListRules): string | undefined {
   if (value === undefined || value === "") return undefined;
+  if (rules.sortable.size === 0)
+    throw badQuery(`sortBy is not available: ${rules.resource} has a fixed order.`);
   if (!rules.sortable.has(value)) {
     throw badQuery(
       `Cannot sort by${echo(value, " ")}: sortBy must be one of ${[...rules.sortable].join(", ")}.`,

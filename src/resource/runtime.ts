@@ -103,8 +103,18 @@ export function hookContext(
   operation: Operation,
   user: User | null,
 ): HookContext {
+  return hookContextOf(ctx, rt.resource.name, operation, user);
+}
+
+/** What hooks see of a request; plugin routes (uploads) pass their own resource name. */
+export function hookContextOf(
+  ctx: EndpointContext,
+  resource: string,
+  operation: Operation,
+  user: User | null,
+): HookContext {
   return {
-    resource: rt.resource.name,
+    resource,
     operation,
     user,
     headers: ctx.headers,

@@ -5,17 +5,25 @@ import { z } from "zod";
 import { defineEndpoint } from "../../core/define-endpoint.ts";
 import type { User } from "../../core/identity.ts";
 import type { PluginContext } from "../../core/plugin.ts";
-import { authorizePluginRoute, type PluginRule } from "../../core/plugin-access.ts";
+import { admitPluginRows, type PluginRowRule } from "../../core/plugin-access.ts";
 import { dateToColumn } from "../../db/column-values.ts";
 import { newestFirstPage } from "../../db/newest-first-page.ts";
-import { AUDIT_LOGS, type AuditEntry, toEntry } from "./audit-table.ts";
+import { parsePage } from "../../resource/list-query.ts";
+import {
+  AUDIT_LOGS,
+  type AuditEntry,
+  auditFilterFields,
+  toEntry,
+  withoutHiddenFields,
+} from "./audit-table.ts";
 
 export interface AuditAccessContext {
   user: User | null;
   headers: Headers;
 }
 
-export type AuditAccessRule = PluginRule<AuditAccessContext>;
+/** May answer with a `Where` over entries, such as `{ userId: user.id }`: the reader sees only those. */
+export type AuditAccessRule = PluginRowRule<AuditAccessContext, AuditEntry>;
 
 const name = z.string().min(1).max(200);
 const instant = z
@@ -40,8 +48,9 @@ const auditQuery = z.strictObject({
   from: instant.optional(),
   /** Entries before this instant. */
   to: instant.optional(),
-  page: z.coerce.number<number>().int().min(1).max(1_000_000).default(1),
-  limit: z.coerce.number<number>().int().min(1).max(100).default(20),
+  // Typed here for the client; read by the one page parser every list uses (app defaultLimit, maxLimit).
+  page: z.coerce.number<number>().int().min(1).optional(),
+  limit: z.coerce.number<number>().int().min(1).optional(),
 });
 
 export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undefined) {
@@ -50,16 +59,33 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
     path: "/audit/logs",
     query: auditQuery,
     async handler(ctx) {
-      await authorizePluginRoute(rule, ctx, { plugin: "audit", subject: "audit logs", operation: "read" });
+      const { user, scope } = await admitPluginRows(rule, ctx, {
+        plugin: "audit",
+        subject: "audit logs",
+        operation: "read",
+        fields: auditFilterFields,
+        dialect: app.dialect,
+      });
       const filters = ctx.input.query;
+      const page = parsePage(ctx.query, app.listLimits);
       let query = ctx.db.selectFrom(AUDIT_LOGS);
+      if (scope) query = query.where(scope);
       if (filters.resource) query = query.where("resource", "=", filters.resource);
       if (filters.operation) query = query.where("operation", "=", filters.operation);
       if (filters.recordId) query = query.where("record_id", "=", filters.recordId);
       if (filters.userId) query = query.where("user_id", "=", filters.userId);
       if (filters.from) query = query.where("created_at", ">=", dateToColumn(filters.from, app.dialect));
       if (filters.to) query = query.where("created_at", "<", dateToColumn(filters.to, app.dialect));
-      return newestFirstPage<AuditEntry>(query, "created_at", filters, (row) => toEntry(row, app.log));
+      const result = await newestFirstPage<AuditEntry>(query, "created_at", page, (row) =>
+        toEntry(row, app.log),
+      );
+      // A field the reader may not see is out of the entries' records too (once per resource on the page).
+      if (ctx.overrideAccess) return result;
+      const hidden = new Map<string, ReadonlySet<string>>();
+      for (const entry of result.items)
+        if (!hidden.has(entry.resource))
+          hidden.set(entry.resource, await app.hiddenFields(entry.resource, { user, headers: ctx.headers }));
+      return { ...result, items: result.items.map((e) => withoutHiddenFields(e, hidden.get(e.resource)!)) };
     },
   });
 }

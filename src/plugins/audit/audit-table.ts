@@ -4,6 +4,7 @@
 import { dateFromColumn, dateToColumn, jsonFromColumn } from "../../db/column-values.ts";
 import type { DialectName } from "../../db/dialect.ts";
 import type { TableDefinition } from "../../db/table-definition.ts";
+import { tableFilterFields } from "../../query/where.ts";
 
 export const AUDIT_LOGS = "audit_logs";
 
@@ -32,6 +33,25 @@ export const auditLogsTable: TableDefinition = {
 };
 
 export type AuditSource = "http" | "server" | "override";
+
+/** What a read rule's `Where` may name on entries, and the columns behind them. */
+export const auditFilterFields = tableFilterFields([
+  ["id", "string", "id"],
+  ["createdAt", "date", "created_at"],
+  ["resource", "string", "resource"],
+  ["operation", "string", "operation"],
+  ["recordId", "string", "record_id"],
+  ["userId", "string", "user_id"],
+  ["ip", "string", "ip"],
+]);
+
+/** The entry without the fields of its record the reader may not see (field rules). */
+export function withoutHiddenFields(entry: AuditEntry, hidden: ReadonlySet<string>): AuditEntry {
+  if (hidden.size === 0) return entry;
+  const strip = <T extends Record<string, unknown> | null>(value: T): T =>
+    value && (Object.fromEntries(Object.entries(value).filter(([key]) => !hidden.has(key))) as T);
+  return { ...entry, before: strip(entry.before), after: strip(entry.after), changes: strip(entry.changes) };
+}
 
 /** One entry as GET /audit/logs returns it. */
 export interface AuditEntry {

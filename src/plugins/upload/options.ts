@@ -1,8 +1,10 @@
 // Options of the upload plugin, with the spec's defaults.
 
 import type { MaybePromise, User } from "../../core/identity.ts";
+import type { PluginRowRule, PluginRule } from "../../core/plugin-access.ts";
 import type { StorageAdapter } from "../../storage/storage-adapter.ts";
 import type { FileNaming } from "./file-naming.ts";
+import type { UploadedFileRecord } from "./uploaded-files-table.ts";
 
 export type UploadOperation = "upload" | "read" | "download" | "delete" | "list";
 
@@ -14,7 +16,19 @@ export interface UploadAccessContext {
   id?: string;
 }
 
-export type UploadAccessRule = boolean | ((ctx: UploadAccessContext) => MaybePromise<boolean>);
+export type UploadAccessRule = PluginRule<UploadAccessContext>;
+
+/** A rule that may also answer with the files the caller may act on: `{ uploadedBy: user.id }`. */
+export type UploadRowRule = PluginRowRule<UploadAccessContext, UploadedFileRecord>;
+
+/** One rule per operation; read, download, delete and list may return a `Where` over file records. */
+export interface UploadAccess {
+  upload?: UploadAccessRule;
+  read?: UploadRowRule;
+  download?: UploadRowRule;
+  delete?: UploadRowRule;
+  list?: UploadRowRule;
+}
 
 /** What `validate` sees of a file: at least its size, name and type. */
 export interface UploadedFileInfo {
@@ -51,5 +65,5 @@ export interface UploadOptions {
   /** Custom check once the file is received: false or a throw rejects it (400). */
   validate?: (file: UploadedFileInfo) => MaybePromise<boolean>;
   /** One rule per operation; an operation without a rule is denied. @default {} */
-  access?: Partial<Record<UploadOperation, UploadAccessRule>>;
+  access?: UploadAccess;
 }

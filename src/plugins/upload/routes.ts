@@ -1,6 +1,6 @@
 // The upload plugin's five routes: upload, file record, download, delete, list.
 
-import type { Kysely } from "kysely";
+import type { Expression, Kysely, SqlBool } from "kysely";
 import type { Endpoint, EndpointContext } from "../../core/endpoint.ts";
 import { APIError } from "../../core/errors.ts";
 import { uuidv7 } from "../../core/id.ts";
@@ -9,18 +9,26 @@ import { assertJsonBody, interrupted } from "../../core/request-body.ts";
 import { dateToColumn } from "../../db/column-values.ts";
 import { equalsExactly, supportsRowLocks } from "../../db/dialect.ts";
 import { newestFirstPage } from "../../db/newest-first-page.ts";
+import type { Where } from "../../query/where.ts";
+import { compileWhere } from "../../query/where-sql.ts";
 import { runAfterCommit, runAll } from "../../resource/hooks.ts";
-import type { paginate } from "../../resource/list-query.ts";
+import { type paginate, parseListQuery } from "../../resource/list-query.ts";
+import { hookContextOf, inTransaction } from "../../resource/runtime.ts";
 import { chunksOf } from "../../storage/storage-adapter.ts";
 import { downloadResponse } from "./download.ts";
-import type { UploadAccessRule, UploadOperation } from "./options.ts";
+import type { UploadAccess } from "./options.ts";
 import { type ReceivedUpload, receiveUpload, type UploadRules } from "./receive-upload.ts";
-import { authorizeUpload } from "./upload-access.ts";
-import { toRecord, UPLOADED_FILES, type UploadedFileRecord } from "./uploaded-files-table.ts";
+import { admitUploadRows, authorizeUpload } from "./upload-access.ts";
+import {
+  toRecord,
+  UPLOADED_FILES,
+  type UploadedFileRecord,
+  uploadFilterFields,
+} from "./uploaded-files-table.ts";
 
 export interface UploadState {
   rules: UploadRules;
-  access: Partial<Record<UploadOperation, UploadAccessRule>>;
+  access: UploadAccess;
   track: boolean;
   app: PluginContext;
 }
@@ -36,11 +44,21 @@ export interface UploadFileInput {
 export interface ListFilesInput {
   page?: number;
   limit?: number;
+  /** `filter[…]` over file records: `{ size: { gt: 1000 }, uploadedBy: "u1" }`. */
+  where?: Where<UploadedFileRecord>;
   /** Exact (`image/png`) or a family (`image/*`). */
   mimeType?: string;
 }
 
 const RESOURCE = "uploaded_file";
+
+/** Newest first, filterable on the file record's fields, never sorted or searched otherwise. */
+const LIST_RULES = {
+  resource: "uploaded files",
+  sortable: new Set<string>(),
+  searchable: [],
+  filterable: uploadFilterFields,
+};
 
 export function uploadRoutes(state: UploadState) {
   return [
@@ -60,7 +78,7 @@ function uploadFile(state: UploadState) {
     clientMethod: "uploadFile",
     rawBody: true,
     async handler(ctx: EndpointContext) {
-      const user = await authorizeUpload(state.access, "upload", ctx);
+      const user = await authorizeUpload(state.access, ctx);
       const received = await receiveUpload(await bodyOf(ctx, state.rules.maxFileSize), state.rules);
       const { stored, info } = received;
       const record: UploadedFileRecord = {
@@ -74,9 +92,9 @@ function uploadFile(state: UploadState) {
         uploadedAt: new Date().toISOString(),
         metadata: info.metadata,
       };
-      const hookCtx = hookContext(ctx, state, "create", user);
+      const hookCtx = hookContextOf(ctx, RESOURCE, "create", user);
       try {
-        await inTransaction(state, async (db) => {
+        await inTransaction(ctx.db, true, async (db) => {
           if (state.track)
             await db
               .insertInto(UPLOADED_FILES)
@@ -105,8 +123,8 @@ function getFile(state: UploadState) {
     clientMethod: "getFile",
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
-      await authorizeUpload(state.access, "read", ctx, id);
-      return toRecord(await findRow(state, ctx.db, id, "read"), state.app.log);
+      const { scope } = await admitUploadRows(state.access, "read", ctx, state.app.dialect, id);
+      return toRecord(await findRow(state, ctx.db, id, "read", scope), state.app.log);
     },
   } satisfies Endpoint as Endpoint<"getFile", { id: string }, UploadedFileRecord, "/upload/file/:id">;
 }
@@ -117,8 +135,8 @@ function downloadFile(state: UploadState) {
     path: "/upload/download/:id",
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
-      await authorizeUpload(state.access, "download", ctx, id);
-      const row = await findRow(state, ctx.db, id, "download");
+      const { scope } = await admitUploadRows(state.access, "download", ctx, state.app.dialect, id);
+      const row = await findRow(state, ctx.db, id, "download", scope);
       const record = toRecord(row, state.app.log);
       return downloadResponse(state.rules.storage, { ...record, path: String(row.path) }, ctx.headers);
     },
@@ -132,11 +150,11 @@ function deleteFile(state: UploadState) {
     clientMethod: "deleteFile",
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
-      const user = await authorizeUpload(state.access, "delete", ctx, id);
-      const hookCtx = { ...hookContext(ctx, state, "delete", user), id };
-      const previous = await inTransaction(state, async (db) => {
+      const { user, scope } = await admitUploadRows(state.access, "delete", ctx, state.app.dialect, id);
+      const hookCtx = { ...hookContextOf(ctx, RESOURCE, "delete", user), id };
+      const previous = await inTransaction(ctx.db, true, async (db) => {
         // Locked, and the delete must remove it: of concurrent deletes exactly one gets past here.
-        const row = await findRow(state, db, id, "delete", true);
+        const row = await findRow(state, db, id, "delete", scope, true);
         const { numDeletedRows } = await db
           .deleteFrom(UPLOADED_FILES)
           .where(equalsExactly(state.app.dialect, "id", id))
@@ -171,10 +189,9 @@ function listFiles(state: UploadState) {
     path: "/upload/files",
     clientMethod: "listFiles",
     async handler(ctx: EndpointContext) {
-      await authorizeUpload(state.access, "list", ctx);
+      const { scope } = await admitUploadRows(state.access, "list", ctx, state.app.dialect);
       requireTable(state, "list");
-      const page = positive(ctx.query.page, "page") ?? 1;
-      const limit = Math.min(positive(ctx.query.limit, "limit") ?? 50, 100);
+      const list = parseListQuery(ctx.query, { ...LIST_RULES, ...state.app.listLimits }, ["mimeType"]);
       const mimeType = ctx.query.mimeType?.toLowerCase();
       if (
         mimeType !== undefined &&
@@ -187,10 +204,13 @@ function listFiles(state: UploadState) {
         );
       }
       let query = ctx.db.selectFrom(UPLOADED_FILES);
+      if (scope) query = query.where(scope);
+      if (list.where)
+        query = query.where(compileWhere(list.where, uploadFilterFields, state.app.dialect).expression());
       if (mimeType?.endsWith("/*"))
         query = query.where("mime_type", "like", `${mimeType.slice(0, -1).replace(/[\\%_]/g, "\\$&")}%`);
       else if (mimeType) query = query.where("mime_type", "=", mimeType);
-      return newestFirstPage(query, "uploaded_at", { page, limit }, (row) => toRecord(row, state.app.log));
+      return newestFirstPage(query, "uploaded_at", list, (row) => toRecord(row, state.app.log));
     },
   } satisfies Endpoint as Endpoint<
     "listFiles",
@@ -228,6 +248,7 @@ async function findRow(
   db: Kysely<any>,
   id: string,
   operation: string,
+  scope: Expression<SqlBool> | undefined,
   lock = false,
 ): Promise<Record<string, unknown>> {
   requireTable(state, operation);
@@ -235,6 +256,8 @@ async function findRow(
     .selectFrom(UPLOADED_FILES)
     .selectAll()
     .where(equalsExactly(state.app.dialect, "id", id));
+  // A file outside the caller's rule is a missing id.
+  if (scope) query = query.where(scope);
   if (lock && supportsRowLocks(state.app.dialect)) query = query.forUpdate();
   const row = await query.executeTakeFirst();
   if (!row) notFoundFile(id);
@@ -270,34 +293,4 @@ function toRow(state: UploadState, record: UploadedFileRecord, received: Receive
     uploaded_at: dateToColumn(record.uploadedAt, state.app.dialect),
     metadata: record.metadata === null ? null : JSON.stringify(record.metadata),
   };
-}
-
-function hookContext(
-  ctx: EndpointContext,
-  state: UploadState,
-  operation: "create" | "delete",
-  user: { id: string } | null,
-) {
-  return {
-    resource: RESOURCE,
-    operation,
-    user: user as never,
-    headers: ctx.headers,
-    source: ctx.source,
-    overrideAccess: ctx.overrideAccess,
-    ip: ctx.ip,
-    db: state.app.db,
-  };
-}
-
-/** A transaction when there is a table or atomic hooks to share it with. */
-function inTransaction<T>(state: UploadState, work: (db: Kysely<any>) => Promise<T>): Promise<T> {
-  return state.app.db.transaction().execute(work);
-}
-
-function positive(value: string | undefined, name: string): number | undefined {
-  if (value === undefined || value === "") return undefined;
-  if (!/^\d{1,9}$/.test(value) || Number(value) < 1)
-    throw new APIError("BAD_REQUEST", `${name} must be a positive integer.`);
-  return Number(value);
 }

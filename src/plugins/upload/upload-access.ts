@@ -1,20 +1,33 @@
-// Access to uploads: one rule per operation, denied when unset, decided before any lookup.
+// Access to uploads: one rule per operation, denied when unset, decided before any lookup. The
+// rules of read, download, delete and list may narrow the files to a `Where` over file records.
 
 import type { EndpointContext } from "../../core/endpoint.ts";
 import type { User } from "../../core/identity.ts";
-import { authorizePluginRoute } from "../../core/plugin-access.ts";
-import type { UploadAccessContext, UploadAccessRule, UploadOperation } from "./options.ts";
+import { admitPluginRows, authorizePluginRoute, type PluginAdmission } from "../../core/plugin-access.ts";
+import type { DialectName } from "../../db/dialect.ts";
+import type { UploadAccess, UploadAccessContext } from "./options.ts";
+import { uploadFilterFields } from "./uploaded-files-table.ts";
 
-export function authorizeUpload(
-  rules: Partial<Record<UploadOperation, UploadAccessRule>>,
-  operation: UploadOperation,
+const site = (operation: string) => ({ plugin: "upload", subject: "uploads", operation });
+
+export function authorizeUpload(access: UploadAccess, ctx: EndpointContext): Promise<User | null> {
+  return authorizePluginRoute<UploadAccessContext>(access.upload, ctx, site("upload"), {
+    operation: "upload",
+  });
+}
+
+/** The caller and the files her rule lets her act on. */
+export function admitUploadRows(
+  access: UploadAccess,
+  operation: "read" | "download" | "delete" | "list",
   ctx: EndpointContext,
+  dialect: DialectName,
   id?: string,
-): Promise<User | null> {
-  return authorizePluginRoute<UploadAccessContext>(
-    rules[operation],
+): Promise<PluginAdmission> {
+  return admitPluginRows(
+    access[operation],
     ctx,
-    { plugin: "upload", subject: "uploads", operation },
+    { ...site(operation), fields: uploadFilterFields, dialect },
     { operation, ...(id ? { id } : {}) },
   );
 }

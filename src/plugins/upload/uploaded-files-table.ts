@@ -3,6 +3,7 @@
 
 import { dateFromColumn, jsonFromColumn } from "../../db/column-values.ts";
 import type { TableDefinition } from "../../db/table-definition.ts";
+import { tableFilterFields } from "../../query/where.ts";
 
 export const UPLOADED_FILES = "uploaded_files";
 
@@ -23,8 +24,22 @@ export const uploadedFilesTable: TableDefinition = {
   indexes: [
     { name: "uploaded_files_uploaded_at_id_idx", columns: ["uploaded_at", "id"] },
     { name: "uploaded_files_mime_type_idx", columns: ["mime_type"] },
+    // Rules that scope files to their uploader (`{ uploadedBy: user.id }`) list through this one.
+    { name: "uploaded_files_uploaded_by_idx", columns: ["uploaded_by", "uploaded_at"] },
   ],
 };
+
+/** What a rule's `Where` and `filter[…]` may name on file records, and the columns behind them. */
+export const uploadFilterFields = tableFilterFields([
+  ["id", "string", "id"],
+  ["filename", "string", "filename"],
+  ["originalName", "string", "original_name"],
+  ["mimeType", "string", "mime_type"],
+  ["size", "integer", "size"],
+  ["url", "string", "url"],
+  ["uploadedBy", "string", "uploaded_by"],
+  ["uploadedAt", "date", "uploaded_at"],
+]);
 
 export interface UploadedFileRecord {
   id: string;
