@@ -34,13 +34,14 @@ function writeConfig(
   database: { provider: string; url: string },
   fields: string,
   name = "crudkit.config.ts",
+  options = "",
 ) {
   writeFileSync(
     join(dir, name),
     `import { createResource, crudkit, withId } from "crudkit";
 import { z } from "zod";
 
-const product = createResource({ name: "product", schema: withId({ ${fields} }), searchable: ["name"] });
+const product = createResource({ name: "product", schema: withId({ ${fields} }), searchable: ["name"]${options} });
 
 export default crudkit({ database: ${JSON.stringify(database)}, resources: [product] });
 `,
@@ -149,6 +150,45 @@ forEachDialect((dialect) => {
     const rows = await check.db.selectFrom("product").select(["id", "status"]).execute();
     await check.close();
     expect(rows).toEqual([{ id: "old-row", status: "draft" }]);
+  });
+
+  it("unique fields and indexes: refused over duplicates, then created, then dropped when removed", async () => {
+    const fields = `name: z.string().min(1), colour: z.string().optional(), status: z.enum(["draft", "live"]).default("draft")`;
+    const app = crudkit({ database: database as never, resources: [] });
+    const copy = { ...row(dialect.name), id: "copy-row" };
+    await app.db
+      .insertInto("product")
+      .values({ ...copy, name: "Old", status: "draft" })
+      .execute();
+    writeConfig(dir, database, fields, "crudkit.config.ts", `, unique: ["name"], indexes: ["status"]`);
+    const refused = run(dir, "migrate");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Cannot make name unique on "product": some rows already share a value');
+    expect(await indexes(database)).not.toContain("product_name_uniq");
+
+    await app.db.deleteFrom("product").where("id", "=", "copy-row").execute();
+    await app.close();
+    const generated = run(dir, "generate", "--out", "unique");
+    expect(generated.code, generated.stderr).toBe(0);
+    const [file] = readdirSync(join(dir, "unique"));
+    const sqlText = readFileSync(join(dir, "unique", file!), "utf8");
+    expect(sqlText).toMatch(
+      /create unique index [`"]product_name_uniq[`"] on [`"]product[`"] \([`"]name[`"]\)/,
+    );
+    expect(sqlText).toMatch(/create index [`"]product_status_idx[`"]/);
+    expect(run(dir, "migrate").code).toBe(0);
+    expect(await indexes(database)).toEqual(
+      expect.arrayContaining(["product_name_uniq", "product_status_idx"]),
+    );
+    expect(run(dir, "migrate").stdout.trim()).toBe("nothing to migrate: the database matches the schema");
+
+    writeConfig(dir, database, fields);
+    const dropped = run(dir, "migrate");
+    expect(dropped.code, dropped.stderr).toBe(0);
+    expect(dropped.stdout).toContain("drop index product_name_uniq");
+    const left = await indexes(database);
+    expect(left).not.toContain("product_name_uniq");
+    expect(left).not.toContain("product_status_idx");
   });
 });
 

@@ -68,6 +68,30 @@ function describe(kysely: Kysely<any>): Database {
   );
 }
 
+/**
+ * What a unique violation names, as far as the driver says: the columns (SQLite: "UNIQUE
+ * constraint failed: t.a, t.b") or the constraint (PostgreSQL's `constraint`, MySQL's "for key
+ * 'name'"). The primary key reads as the column `id`.
+ */
+export function violatedUnique(error: unknown): { columns?: string[]; constraint?: string } {
+  const {
+    message = "",
+    constraint,
+    sqlMessage,
+  } = (error ?? {}) as {
+    message?: string;
+    constraint?: string;
+    sqlMessage?: string;
+  };
+  const sqlite = /UNIQUE constraint failed: (.+)$/.exec(message);
+  if (sqlite) return { columns: sqlite[1]!.split(", ").map((c) => c.slice(c.lastIndexOf(".") + 1)) };
+  if (typeof constraint === "string")
+    return constraint.endsWith("_pkey") ? { columns: ["id"] } : { constraint };
+  const mysql = /for key '(?:[^'.]*\.)?([^']+)'/.exec(sqlMessage ?? message);
+  if (mysql) return mysql[1] === "PRIMARY" ? { columns: ["id"] } : { constraint: mysql[1] };
+  return {};
+}
+
 /** A unique or primary key violation, whatever the driver. */
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;

@@ -56,9 +56,20 @@ export function tableOptions(dialect: DialectName): Expression<unknown> | undefi
   return dialect === "mysql" ? sql`default character set utf8mb4 collate utf8mb4_unicode_ci` : undefined;
 }
 
-/** The case-insensitive pattern operator. */
-export function likeOperator(dialect: DialectName): "like" | "ilike" {
-  return dialect === "postgres" ? "ilike" : "like";
+/**
+ * `column` matches a LIKE pattern (with `\` escaping), ignoring case: ILIKE on PostgreSQL; on
+ * MySQL the pattern's collation is named, so indexed columns (binary collation) match as others do.
+ */
+export function likeMatch(
+  dialect: DialectName,
+  column: Expression<unknown>,
+  pattern: unknown,
+): Expression<SqlBool> {
+  const backslash = sql.lit("\\");
+  if (dialect === "postgres") return sql<SqlBool>`${column} ilike ${pattern} escape ${backslash}`;
+  if (dialect === "mysql")
+    return sql<SqlBool>`${column} like ${pattern} collate utf8mb4_unicode_ci escape ${backslash}`;
+  return sql<SqlBool>`${column} like ${pattern} escape ${backslash}`;
 }
 
 /**

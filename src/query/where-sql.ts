@@ -7,7 +7,7 @@
 
 import { type Expression, type SqlBool, sql } from "kysely";
 import { dateToColumn } from "../db/column-values.ts";
-import { type DialectName, likeOperator } from "../db/dialect.ts";
+import { type DialectName, likeMatch } from "../db/dialect.ts";
 import { slot } from "../db/query-template.ts";
 import type { Condition, FieldCondition, FilterField } from "./where.ts";
 
@@ -77,9 +77,14 @@ export function compileWhere(
         const names = (c.value as unknown[]).map((v) => bind(field, v));
         const list = () => sql.join(names.map((n) => exact(field, dialect, at(n))));
         const negate = c.op === "nin" ? sql.raw("not ") : sql.raw("");
+        const exactIn = () => sql<SqlBool>`${exact(field, dialect, ref)} ${negate}in (${list()})`;
         return {
           shape: `${c.field}:${c.op}${names.length}`,
-          build: () => sql<SqlBool>`${exact(field, dialect, ref)} ${negate}in (${list()})`,
+          // MySQL: the plain `in` first, so an index on the column still serves it.
+          build: () =>
+            c.op === "in" && comparesBytes(field, dialect)
+              ? sql<SqlBool>`(${ref} in (${sql.join(names.map(at))}) and ${exactIn()})`
+              : exactIn(),
         };
       }
       case "contains":
@@ -90,18 +95,23 @@ export function compileWhere(
           c.op === "contains" ? `%${escaped}%` : c.op === "startsWith" ? `${escaped}%` : `%${escaped}`;
         const name = `${prefix}${next++}`;
         values[name] = pattern;
-        const like = sql.raw(likeOperator(dialect));
         return {
           shape: `${c.field}:${c.op}`,
-          build: () => sql<SqlBool>`${ref} ${like} ${at(name)} escape ${sql.lit("\\")}`,
+          build: () => likeMatch(dialect, ref, at(name)),
         };
       }
       default: {
         const name = bind(field, c.value);
         const op = sql.raw(SQL_OPERATORS[c.op]);
+        const compare = () =>
+          sql<SqlBool>`${exact(field, dialect, ref)} ${op} ${exact(field, dialect, at(name))}`;
         return {
           shape: `${c.field}:${c.op}`,
-          build: () => sql<SqlBool>`${exact(field, dialect, ref)} ${op} ${exact(field, dialect, at(name))}`,
+          // MySQL: the plain `=` first, so an index on the column still serves it.
+          build: () =>
+            c.op === "eq" && comparesBytes(field, dialect)
+              ? sql<SqlBool>`(${ref} = ${at(name)} and ${compare()})`
+              : compare(),
         };
       }
     }
@@ -127,9 +137,11 @@ const SQL_OPERATORS = { eq: "=", ne: "<>", gt: ">", gte: ">=", lt: "<", lte: "<=
  */
 function exact(field: FilterField, dialect: DialectName, value: unknown): Expression<unknown> {
   const expression = isExpression(value) ? value : sql`${value}`;
-  return dialect === "mysql" && (field.kind === "string" || field.kind === "enum")
-    ? sql`cast(${expression} as binary)`
-    : expression;
+  return comparesBytes(field, dialect) ? sql`cast(${expression} as binary)` : expression;
+}
+
+function comparesBytes(field: FilterField, dialect: DialectName): boolean {
+  return dialect === "mysql" && (field.kind === "string" || field.kind === "enum");
 }
 
 function isExpression(value: unknown): value is Expression<unknown> {

@@ -40,9 +40,23 @@ export interface ResourceConfig<
    */
   access?: ResourceAccess<RecordShape<S, T>, CreateShape<S, T>, UpdateShape<S, T>>;
   hooks?: ResourceHooks<RecordShape<S, T>, CreateData<S, T>, UpdateData<S, T>>;
+  /**
+   * Fields whose values no two records share: a field, or a list of fields unique together. A
+   * create or update that would repeat one answers 409 naming the field(s).
+   * @example unique: ["email", ["tenantId", "slug"]]
+   */
+  unique?: readonly ColumnSet<S, T>[];
+  /** Further indexes, for the filters and sorts a list uses: `["status", ["status", "price"]]`. */
+  indexes?: readonly ColumnSet<S, T>[];
   /** Server-managed `createdAt` and `updatedAt`. @default true */
   timestamps?: T;
 }
+
+type StoredField<S extends AnyObjectSchema, T extends boolean> = keyof RecordShape<S, T> & string;
+/** One field, or several fields taken together. */
+type ColumnSet<S extends AnyObjectSchema, T extends boolean> =
+  | StoredField<S, T>
+  | readonly [StoredField<S, T>, ...StoredField<S, T>[]];
 
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 
@@ -79,6 +93,8 @@ export function createResource<
       );
   }
   checkAccess(config.name, fields, config.access);
+  const unique = columnSets(config.name, fields, "unique", config.unique);
+  const indexes = columnSets(config.name, fields, "indexes", config.indexes);
   return {
     name: config.name,
     plural: plural as P,
@@ -89,7 +105,30 @@ export function createResource<
     access: (config.access ?? {}) as ResourceAccess,
     hooks: (config.hooks ?? {}) as Resource["hooks"],
     fields,
+    unique,
+    indexes,
   };
+}
+
+function columnSets(
+  resource: string,
+  fields: readonly Field[],
+  option: string,
+  sets: readonly (string | readonly string[])[] | undefined,
+): string[][] {
+  return (sets ?? []).map((set) => {
+    const columns = typeof set === "string" ? [set] : [...set];
+    if (columns.length === 0 || columns.length > 8 || new Set(columns).size !== columns.length)
+      throw new ConfigError(`${option} of "${resource}" takes 1 to 8 different fields per entry.`);
+    for (const name of columns) {
+      const field = fields.find((f) => f.name === name);
+      if (!field || field.kind === "json")
+        throw new ConfigError(
+          `${option} of "${resource}" names "${name}", which is not a field of it that is not JSON.`,
+        );
+    }
+    return columns;
+  });
 }
 
 function checkAccess(resource: string, fields: readonly Field[], access: ResourceAccess | undefined): void {

@@ -3,13 +3,14 @@
 
 import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
 import { APIError } from "../core/errors.ts";
-import { type Database, isUniqueViolation } from "../db/database.ts";
-import { equalsExactly, likeOperator, supportsRowLocks } from "../db/dialect.ts";
+import { type Database, isUniqueViolation, violatedUnique } from "../db/database.ts";
+import { equalsExactly, likeMatch, supportsRowLocks } from "../db/dialect.ts";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import { createRecordCodec } from "../db/record-codec.ts";
 import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
 import type { ListQuery } from "./list-query.ts";
+import { indexName } from "./resource-table.ts";
 import type { AnyResource } from "./types.ts";
 
 type Row = Record<string, unknown>;
@@ -52,7 +53,6 @@ export function createRecordStore(
   const codec = createRecordCodec(resource.fields, dialect, log);
   const columns = resource.fields.map((f) => f.name);
   const defaultSort = resource.timestamps ? "createdAt" : "id";
-  const like = likeOperator(dialect);
 
   const insert = compileTemplate(
     builder.insertInto(table).values(Object.fromEntries(columns.map((c) => [c, slot(c)]))),
@@ -123,9 +123,7 @@ export function createRecordStore(
       if (query.search)
         conditions.push(
           sql<SqlBool>`(${sql.join(
-            searchIn.map(
-              (f) => sql`${sql.ref(f)} ${sql.raw(like)} ${slot("search")} escape ${sql.lit("\\")}`,
-            ),
+            searchIn.map((f) => likeMatch(dialect, sql.ref(f), slot("search"))),
             sql` or `,
           )})`,
         );
@@ -147,6 +145,24 @@ export function createRecordStore(
       if (lists.size < TEMPLATE_CACHE_LIMIT) lists.set(key, templates);
     }
     return templates;
+  };
+
+  // Unique sets by index name, so a violation names the fields whatever the driver reports.
+  const uniqueSets = new Map(resource.unique.map((columns) => [indexName(table, columns, true), columns]));
+  /** A unique violation as a 409 naming the field(s); any other error as it is. */
+  const conflictOf = (error: unknown): unknown => {
+    if (!isUniqueViolation(error)) return error;
+    const { columns, constraint } = violatedUnique(error);
+    const fields = columns ?? (constraint ? uniqueSets.get(constraint) : undefined);
+    if (!fields) return new APIError("CONFLICT", `This ${resource.name} conflicts with an existing one.`);
+    const named = fields.map((f) => `"${f}"`).join(" and ");
+    return new APIError(
+      "CONFLICT",
+      fields.length === 1 && fields[0] === "id"
+        ? `A ${resource.name} with this id already exists.`
+        : `Another ${resource.name} already has this ${named}: ${fields.length > 1 ? "together they" : "it"} must be unique.`,
+      { details: fields.map((path) => ({ path, message: "Must be unique." })) },
+    );
   };
 
   const findOne = async (db: Kysely<any>, id: string, template = findById, values?: Row) => {
@@ -174,10 +190,7 @@ export function createRecordStore(
         await runTemplate(db, insert, row);
         return codec.fromRow(row);
       } catch (error) {
-        if (isUniqueViolation(error)) {
-          throw new APIError("CONFLICT", `A ${resource.name} with this id or unique value already exists.`);
-        }
-        throw error;
+        throw conflictOf(error);
       }
     },
     findById: (db, id, scope) => findScoped(db, id, scope, false),
@@ -187,7 +200,9 @@ export function createRecordStore(
       const row = codec.toRow(changes);
       const values: Row = { $id: id };
       for (const c of changed) values[c] = row[c];
-      const result = await runTemplate<Row>(db, updateTemplate(changed), values);
+      const result = await runTemplate<Row>(db, updateTemplate(changed), values).catch((error) => {
+        throw conflictOf(error);
+      });
       // Without RETURNING (MySQL), read the record back; MySQL's affected rows count only changed rows.
       if (!returning) return findOne(db, id);
       return result.rows[0] ? codec.fromRow(result.rows[0]) : undefined;

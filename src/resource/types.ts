@@ -100,6 +100,10 @@ export interface Resource<
   readonly hooks: AnyResourceHooks;
   /** Every stored field, including the server-managed `id` and timestamps. */
   readonly fields: readonly Field[];
+  /** Sets of fields that are unique together. */
+  readonly unique: readonly (readonly string[])[];
+  /** Further indexed sets of fields. */
+  readonly indexes: readonly (readonly string[])[];
 }
 
 export type AnyResource = Resource<string, AnyObjectSchema, string, boolean>;

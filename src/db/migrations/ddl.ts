@@ -72,6 +72,12 @@ export function dropColumnStatement(db: Database, table: string, column: string)
   return text(db.kysely.schema.alterTable(table).dropColumn(column));
 }
 
+export function dropIndexStatement(db: Database, table: string, name: string): string {
+  // MySQL names the table; PostgreSQL and SQLite index names are unique in the schema.
+  const drop = db.kysely.schema.dropIndex(name);
+  return text(db.dialect === "mysql" ? drop.on(table) : drop);
+}
+
 export function dropTableStatement(db: Database, table: string): string {
   return text(db.kysely.schema.dropTable(table));
 }

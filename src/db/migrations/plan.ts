@@ -2,15 +2,17 @@
 // database. Adding is safe; dropping, changing a type or tightening NOT NULL loses data and is
 // marked destructive, for the caller to refuse unless explicitly allowed.
 
+import { sql } from "kysely";
 import type { Database } from "../database.ts";
 import type { DialectName } from "../dialect.ts";
-import type { TableDefinition } from "../table-definition.ts";
+import type { IndexDefinition, TableDefinition } from "../table-definition.ts";
 import {
   addColumnStatement,
   alterColumnStatements,
   createIndexStatement,
   createTableStatements,
   dropColumnStatement,
+  dropIndexStatement,
   dropTableStatement,
   rebuildStatements,
   zeroValue,
@@ -125,16 +127,97 @@ async function changeTable(db: Database, table: TableDefinition, live: LiveTable
       steps.push({ description: a.description, destructive: a.destructive, statements });
     }
   }
-  for (const index of table.indexes ?? []) {
-    if (!live.indexes.has(index.name)) {
-      steps.push({
-        description: `create index ${index.name} on ${table.name}`,
-        destructive: false,
-        statements: [createIndexStatement(db, table.name, index)],
-      });
+  const wantedIndexes = new Set((table.indexes ?? []).map((i) => i.name));
+  // An index of crudkit's naming that left the definition goes (a SQLite rebuild already dropped it).
+  if (!(db.dialect === "sqlite" && alterations.length > 0)) {
+    for (const name of live.indexes) {
+      if (!wantedIndexes.has(name) && isCrudkitIndex(table.name, name))
+        steps.push({
+          description: `drop index ${name} on ${table.name}`,
+          destructive: false,
+          statements: [dropIndexStatement(db, table.name, name)],
+        });
     }
   }
+  const rebuilt = db.dialect === "sqlite" && alterations.length > 0;
+  const widened = new Set<string>();
+  for (const index of table.indexes ?? []) {
+    if (live.indexes.has(index.name) && !rebuilt) continue;
+    if (index.unique) await refuseDuplicates(db, table.name, index);
+    if (rebuilt) continue; // the rebuild creates every index
+    if (db.dialect === "mysql") steps.push(...(await indexableColumns(db, table, index, live, widened)));
+    steps.push({
+      description: `create ${index.unique ? "unique " : ""}index ${index.name} on ${table.name}`,
+      destructive: false,
+      statements: [createIndexStatement(db, table.name, index)],
+    });
+  }
   return steps;
+}
+
+/** Names `<table>_…_idx` or `<table>_…_uniq`: what resourceTable and plugin tables create. */
+function isCrudkitIndex(table: string, name: string): boolean {
+  return name.startsWith(`${table}_`) && (name.endsWith("_idx") || name.endsWith("_uniq"));
+}
+
+/** A unique index over rows that already repeat a value cannot be created: say so, and where. */
+async function refuseDuplicates(db: Database, table: string, index: IndexDefinition): Promise<void> {
+  let query = db.kysely
+    .selectFrom(table)
+    .select(sql<number>`count(*)`.as("copies"))
+    .groupBy([...index.columns]);
+  // NULLs never collide in a unique index, on any of the three engines.
+  for (const column of index.columns) query = query.where(column, "is not", null);
+  const repeated = await query.having(sql`count(*)`, ">", 1).limit(1).execute();
+  if (repeated.length > 0) {
+    throw new MigrationRefused(
+      `Cannot make ${index.columns.join(" + ")} unique on "${table}": some rows already share a value ` +
+        `(${Number(repeated[0]!.copies)} rows with the same one, at least). Change or remove the duplicates, then migrate again.`,
+    );
+  }
+}
+
+/**
+ * MySQL indexes text only as VARCHAR(255): a LONGTEXT column that becomes indexed is changed
+ * first, unless a value is longer than that (then the migration is refused).
+ */
+async function indexableColumns(
+  db: Database,
+  table: TableDefinition,
+  index: IndexDefinition,
+  live: LiveTable,
+  widened: Set<string>,
+): Promise<MigrationStep[]> {
+  const steps: MigrationStep[] = [];
+  for (const column of index.columns) {
+    const current = live.columns.get(column);
+    if (!current || current.dataType === "varchar" || table.columns[column]?.type !== "text") continue;
+    if (widened.has(column)) continue;
+    widened.add(column);
+    const longest = await db.kysely
+      .selectFrom(table.name)
+      .select(sql<number | null>`max(char_length(${sql.ref(column)}))`.as("longest"))
+      .executeTakeFirst();
+    if (Number(longest?.longest ?? 0) > 255) {
+      throw new MigrationRefused(
+        `Cannot index "${table.name}.${column}" on MySQL: it holds values longer than 255 characters, the most an indexed text column holds there. Shorten them, then migrate again.`,
+      );
+    }
+    steps.push({
+      description: `change ${table.name}.${column} to varchar(255) so it can be indexed`,
+      destructive: false,
+      statements: alterColumnStatements(db, table, column, "type"),
+    });
+  }
+  return steps;
+}
+
+/** A change the planner will not make, with what to do about it. */
+export class MigrationRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "MigrationRefused";
+  }
 }
 
 /**
