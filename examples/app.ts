@@ -1,7 +1,8 @@
 // The example API: the spec's `product` resource, every operation behind the X-API-Key header,
-// with file uploads, an audit log of every write and a cache of reads.
+// with file uploads, an audit log of every write and a cache of reads; and `order`, which shows
+// row and field rules: each user sees only her own orders, and only admins see what one cost.
 
-import { apiKey, createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
+import { apiKey, createResource, crudkit, type DatabaseOptions, ownedBy, withId } from "crudkit";
 import { audit, cache, upload } from "crudkit/plugins";
 import { z } from "zod";
 
@@ -26,28 +27,55 @@ export const product = createResource({
   },
 });
 
+const isAdmin = ({ user }: { user: { roles?: readonly string[] } | null }) =>
+  user?.roles?.includes("admin") === true;
+
+/** Orders belong to whoever creates them; admins see and change every order, and its cost. */
+export const order = createResource({
+  name: "order",
+  schema: withId({
+    /** Filled in from the caller on create (`ownedBy`). */
+    ownerId: z.string().max(255).optional(),
+    item: z.string().min(1).max(200),
+    quantity: z.number().int().min(1),
+    status: z.enum(["open", "paid", "shipped"]).default("open"),
+    /** What the order cost us: admins only. */
+    cost: z.number().min(0).optional(),
+  }),
+  searchable: ["item"],
+  indexes: [["ownerId", "status"]],
+  access: {
+    ...ownedBy("ownerId", { bypass: (user) => isAdmin({ user }) }),
+    fields: { cost: { read: isAdmin, write: isAdmin } },
+  },
+});
+
 export interface ExampleOptions {
   database: DatabaseOptions;
   /** Where uploaded files go (served by the host under /uploads if it wants). */
   uploadDir: string;
-  /** The key callers send in X-API-Key. */
+  /** The admin's key, sent in X-API-Key. */
   apiKey: string;
+  /** A key for a user without roles: she sees only her own orders, never their cost. */
+  userApiKey?: string;
   /** Cache reads and lists in memory. @default true */
   cache?: boolean;
   /** Where uploads whose content comes before their name wait. @default the upload plugin's */
   spoolDir?: string;
 }
 
-const isAdmin = ({ user }: { user: { roles?: readonly string[] } | null }) =>
-  user?.roles?.includes("admin") === true;
-
 export function createExampleApp(options: ExampleOptions) {
   return crudkit({
     database: options.database,
     autoMigrate: true,
-    resources: [product],
+    resources: [product, order],
     plugins: [
-      apiKey({ keys: { [options.apiKey]: { id: "example-user", roles: ["admin"] } } }),
+      apiKey({
+        keys: {
+          [options.apiKey]: { id: "example-user", roles: ["admin"] },
+          ...(options.userApiKey ? { [options.userApiKey]: { id: "example-customer", roles: [] } } : {}),
+        },
+      }),
       upload({
         uploadDir: options.uploadDir,
         spoolDir: options.spoolDir,

@@ -1,5 +1,6 @@
 // `npm start`: serves the example API on embedded SQLite.
-//   PORT (3000), HOST (127.0.0.1), API_KEY (a development key when unset), DATA_DIR (./data),
+//   PORT (3000), HOST (127.0.0.1), API_KEY (the admin's; a development key when unset),
+//   USER_API_KEY (a user without roles; a development key when unset), DATA_DIR (./data),
 //   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR), MAX_FILE_SIZE (10485760),
 //   CACHE (on; `off` serves every read from the database)
 
@@ -20,11 +21,14 @@ if (!key) {
   );
 }
 
+const userKey = process.env.USER_API_KEY || `dev-user-${randomBytes(12).toString("hex")}`;
+
 const databaseUrl = process.env.DATABASE_URL || `file:${join(dataDir, "app.db")}`;
 const uploadDir = join(dataDir, "uploads");
 const app = createExampleApp({
   database: databaseFromUrl(databaseUrl),
   apiKey: key,
+  userApiKey: userKey,
   uploadDir,
   spoolDir: join(dataDir, "spool"),
   cache: process.env.CACHE !== "off",
@@ -33,6 +37,7 @@ const running = await serve(await withSite(app, uploadDir), { port, hostname });
 
 console.log(`crudkit example API listening on ${running.url}/api`);
 console.log(`API key: ${key}`);
+console.log(`User API key (sees only her own orders): ${userKey}`);
 console.log(`Web page (uses crudkit/client): ${running.url}/`);
 console.log("Try:");
 console.log(

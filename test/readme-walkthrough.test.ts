@@ -91,9 +91,11 @@ function normalize(value: unknown): unknown {
 describe("README walk-through", () => {
   it("works as printed against the example started like npm start", async () => {
     const key = "walkthrough-key";
-    const { port, output } = await startExample({ API_KEY: key });
+    const userKey = "walkthrough-user-key";
+    const { port, output } = await startExample({ API_KEY: key, USER_API_KEY: userKey });
     expect(output).toContain(`crudkit example API listening on http://127.0.0.1:${port}/api`);
     expect(output).toContain(`API key: ${key}`);
+    expect(output).toContain(`User API key (sees only her own orders): ${userKey}`);
 
     const { setup, steps } = walkThrough();
     expect(setup).toMatch(/^export API=http:\/\/127\.0\.0\.1:3000\/api KEY=/);
@@ -101,7 +103,7 @@ describe("README walk-through", () => {
     const marker = "---crudkit-step---";
     const script = steps.map((s) => `${s.command}\necho; echo ${marker}`).join("\n");
     const stdout = execFileSync("bash", ["-e", "-c", script], {
-      env: { ...process.env, API: `http://127.0.0.1:${port}/api`, KEY: key },
+      env: { ...process.env, API: `http://127.0.0.1:${port}/api`, KEY: key, USER_KEY: userKey },
       encoding: "utf8",
     });
     const outputs = stdout.split(marker).slice(0, steps.length);
