@@ -15,9 +15,17 @@ import { SQLITE_PRAGMAS } from "../src/db/sqlite.ts";
 
 const port = Number(process.env.PORT ?? 3001);
 const dataDir = process.env.DATA_DIR ?? "./data-reference";
-const keyDigest = createHash("sha256")
-  .update(process.env.API_KEY ?? "reference-key")
-  .digest();
+const digest = (key: string) => createHash("sha256").update(key).digest();
+/** The example's two keys: the admin's, and a user's without roles (who sees only her own orders). */
+const KEYS = [
+  { digest: digest(process.env.API_KEY ?? "reference-key"), user: "example-user", admin: true },
+  {
+    digest: digest(process.env.USER_API_KEY ?? "reference-user-key"),
+    user: "example-customer",
+    admin: false,
+  },
+];
+type Caller = (typeof KEYS)[number];
 const BODY_LIMIT = 1024 * 1024;
 const UPLOAD_LIMIT = 4 * Math.ceil(Number(process.env.MAX_FILE_SIZE ?? 10 * 1024 * 1024) / 3) + 1024 * 1024;
 const uploadDir = join(dataDir, "uploads");
@@ -43,6 +51,15 @@ db.exec(`create table if not exists "audit_logs" ("id" text primary key, "create
   create index if not exists "audit_logs_resource_idx" on "audit_logs" ("resource", "operation", "created_at");
   create index if not exists "audit_logs_record_id_idx" on "audit_logs" ("record_id", "created_at");
   create index if not exists "audit_logs_user_id_idx" on "audit_logs" ("user_id", "created_at")`);
+db.exec(`create table if not exists "order" ("id" text primary key, "ownerId" text, "item" text not null,
+  "quantity" integer not null, "status" text not null check ("status" in ('open','paid','shipped')), "cost" real,
+  "createdAt" text not null, "updatedAt" text not null);
+  create index if not exists "order_createdAt_id_idx" on "order" ("createdAt", "id");
+  create index if not exists "order_ownerId_createdAt_id_idx" on "order" ("ownerId", "createdAt", "id");
+  create index if not exists "order_ownerId_status_idx" on "order" ("ownerId", "status")`);
+const insertOrder = db.prepare(`insert into "order" values (?,?,?,?,?,?,?,?)`);
+const ORDER_STATUSES = new Set(["open", "paid", "shipped"]);
+const ORDER_FIELDS = new Set(["id", "ownerId", "item", "quantity", "status", "cost"]);
 const insertAudit = db.prepare(`insert into "audit_logs" values (?,?,?,?,?,?,?,?,?,?,?,?)`);
 
 /** The audit row the example's audit() writes, with the changed fields of an update. */
@@ -134,17 +151,16 @@ function invalid(body: Record<string, unknown>, partial: boolean): string | unde
   return undefined;
 }
 
-function authorized(req: IncomingMessage, res: ServerResponse): boolean {
+function authorized(req: IncomingMessage, res: ServerResponse): Caller | undefined {
   const key = req.headers["x-api-key"];
   if (typeof key !== "string") {
     fail(res, 403, "FORBIDDEN", "Access denied.");
-    return false;
+    return undefined;
   }
-  if (!timingSafeEqual(createHash("sha256").update(key).digest(), keyDigest)) {
-    fail(res, 401, "UNAUTHORIZED", "The API key is not valid.");
-    return false;
-  }
-  return true;
+  const sent = digest(key);
+  const caller = KEYS.find((k) => timingSafeEqual(sent, k.digest));
+  if (!caller) fail(res, 401, "UNAUTHORIZED", "The API key is not valid.");
+  return caller;
 }
 
 async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -202,6 +218,26 @@ async function update(req: IncomingMessage, res: ServerResponse, id: string): Pr
   send(res, 200, row);
 }
 
+/** The filters the bench sends, checked as the API checks them: status equality, a price range. */
+function productFilter(query: URLSearchParams): { sql: string[]; args: unknown[] } | undefined {
+  const sql: string[] = [];
+  const args: unknown[] = [];
+  for (const [name, value] of query) {
+    if (!name.startsWith("filter[")) continue;
+    if (name === "filter[status]" && STATUSES.has(value)) {
+      sql.push(`"status" = ?`);
+      args.push(value);
+    } else if (
+      (name === "filter[price][gte]" || name === "filter[price][lt]") &&
+      /^\d+(\.\d+)?$/.test(value)
+    ) {
+      sql.push(`"price" ${name.endsWith("[gte]") ? ">=" : "<"} ?`);
+      args.push(Number(value));
+    } else return undefined;
+  }
+  return { sql, args };
+}
+
 function list(res: ServerResponse, query: URLSearchParams): void {
   const page = Number(query.get("page") ?? 1);
   const limit = Math.min(Number(query.get("limit") ?? 10), 100);
@@ -216,10 +252,16 @@ function list(res: ServerResponse, query: URLSearchParams): void {
     fail(res, 400, "BAD_REQUEST", "sort");
     return;
   }
-  const key = `${search ? 1 : 0}:${sortBy}:${sortOrder}`;
+  const filter = productFilter(query);
+  if (!filter) {
+    fail(res, 400, "BAD_REQUEST", "filter");
+    return;
+  }
+  const conditions = [...(search ? [`"name" like ? escape '\\'`] : []), ...filter.sql];
+  const key = `${sortBy}:${sortOrder}:${conditions.join(" and ")}`;
   let statements = lists.get(key);
   if (!statements) {
-    const where = search ? `where "name" like ? escape '\\'` : "";
+    const where = conditions.length ? `where ${conditions.join(" and ")}` : "";
     statements = {
       page: db.prepare(
         `select * from "product" ${where} order by "${sortBy}" ${sortOrder}, "id" ${sortOrder} limit ? offset ?`,
@@ -228,7 +270,7 @@ function list(res: ServerResponse, query: URLSearchParams): void {
     };
     lists.set(key, statements);
   }
-  const args = search ? [`%${search.replace(/[\\%_]/g, "\\$&")}%`] : [];
+  const args = [...(search ? [`%${search.replace(/[\\%_]/g, "\\$&")}%`] : []), ...filter.args];
   const { total } = statements.count.get(...args) as { total: number };
   const items = statements.page.all(...args, limit, (page - 1) * limit);
   const totalPages = Math.ceil(total / limit);
@@ -236,6 +278,90 @@ function list(res: ServerResponse, query: URLSearchParams): void {
     items,
     pagination: { page, limit, total, totalPages, hasNext: page < totalPages, hasPrev: page > 1 },
   });
+}
+
+/** POST /api/order: the owner is the caller (an admin may name another), `cost` admins only. */
+async function createOrder(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> {
+  const body = (await readBody(req)) as Record<string, unknown>;
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    return fail(res, 400, "VALIDATION_ERROR", "Expected an object.");
+  for (const key of Object.keys(body))
+    if (!ORDER_FIELDS.has(key)) return fail(res, 400, "VALIDATION_ERROR", key);
+  if ("cost" in body && !caller.admin) return fail(res, 403, "FORBIDDEN", "cost");
+  const ownerId = body.ownerId ?? caller.user;
+  if (ownerId !== caller.user && !caller.admin) return fail(res, 403, "FORBIDDEN", "ownerId");
+  if (typeof body.item !== "string" || body.item.length < 1 || body.item.length > 200)
+    return fail(res, 400, "VALIDATION_ERROR", "item");
+  if (!Number.isInteger(body.quantity) || (body.quantity as number) < 1)
+    return fail(res, 400, "VALIDATION_ERROR", "quantity");
+  if ("status" in body && !ORDER_STATUSES.has(body.status as string))
+    return fail(res, 400, "VALIDATION_ERROR", "status");
+  const now = new Date().toISOString();
+  const order = {
+    id: (body.id as string) ?? uuidv7(),
+    ownerId,
+    item: body.item,
+    quantity: body.quantity,
+    status: (body.status as string) ?? "open",
+    ...("cost" in body ? { cost: body.cost } : {}),
+    createdAt: now,
+    updatedAt: now,
+  };
+  db.transaction(() => {
+    insertOrder.run(
+      order.id,
+      ownerId,
+      order.item,
+      order.quantity,
+      order.status,
+      order.cost ?? null,
+      now,
+      now,
+    );
+    audit(req, "order", "create", order.id, null, order);
+  })();
+  send(res, 201, caller.admin ? order : withoutCost(order));
+}
+
+const ownOrders = {
+  page: db.prepare(
+    `select * from "order" where "ownerId" = ? order by "createdAt" desc, "id" desc limit ? offset ?`,
+  ),
+  count: db.prepare(`select count(*) as total from "order" where "ownerId" = ?`),
+};
+const allOrders = {
+  page: db.prepare(`select * from "order" order by "createdAt" desc, "id" desc limit ? offset ?`),
+  count: db.prepare(`select count(*) as total from "order"`),
+};
+
+/** GET /api/orders: a user's own orders without `cost`; an admin's, every order. */
+function listOrders(res: ServerResponse, query: URLSearchParams, caller: Caller): void {
+  const page = Number(query.get("page") ?? 1);
+  const limit = Math.min(Number(query.get("limit") ?? 10), 100);
+  if (!(page >= 1) || !Number.isInteger(page) || !(limit >= 1) || !Number.isInteger(limit)) {
+    fail(res, 400, "BAD_REQUEST", "page/limit");
+    return;
+  }
+  const owner = caller.admin ? [] : [caller.user];
+  const statements = caller.admin ? allOrders : ownOrders;
+  const { total } = statements.count.get(...owner) as { total: number };
+  const rows = statements.page.all(...owner, limit, (page - 1) * limit) as Record<string, unknown>[];
+  const items = rows.map((row) => {
+    const order: Record<string, unknown> = {};
+    // As the API reads rows back: optional fields that are null are left out.
+    for (const [key, value] of Object.entries(row)) if (value !== null) order[key] = value;
+    return caller.admin ? order : withoutCost(order);
+  });
+  const totalPages = Math.ceil(total / limit);
+  send(res, 200, {
+    items,
+    pagination: { page, limit, total, totalPages, hasNext: page < totalPages, hasPrev: page > 1 },
+  });
+}
+
+function withoutCost<T extends { cost?: unknown }>(order: T): Omit<T, "cost"> {
+  const { cost: _, ...rest } = order;
+  return rest;
 }
 
 /** The upload a hand-written server would do: buffer the body, JSON.parse, decode, write, record. */
@@ -289,7 +415,13 @@ async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? "/";
   const q = url.indexOf("?");
   const path = q === -1 ? url : url.slice(0, q);
-  if (path === "/api/upload/file" && req.method === "POST") {
+  if (path === "/api/orders" && req.method === "GET") {
+    const caller = authorized(req, res);
+    if (caller) listOrders(res, new URLSearchParams(q === -1 ? "" : url.slice(q + 1)), caller);
+  } else if (path === "/api/order" && req.method === "POST") {
+    const caller = authorized(req, res);
+    if (caller) await createOrder(req, res, caller);
+  } else if (path === "/api/upload/file" && req.method === "POST") {
     if (authorized(req, res)) await uploadFile(req, res);
   } else if (path === "/api/products" && req.method === "GET") {
     if (authorized(req, res)) list(res, new URLSearchParams(q === -1 ? "" : url.slice(q + 1)));

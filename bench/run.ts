@@ -32,7 +32,10 @@ const CONNECTIONS = Number(args.connections);
 const ROUNDS = Number(args.rounds);
 const SEED = Number(args.seed);
 const API_KEY = "bench-key";
+const USER_API_KEY = "bench-user-key";
 const HEADERS = { "x-api-key": API_KEY, "content-type": "application/json" };
+/** A user without roles: her order list is scoped by the `ownedBy` row rule. */
+const USER_HEADERS = { "x-api-key": USER_API_KEY, "content-type": "application/json" };
 
 interface Target {
   name: "api" | "reference";
@@ -47,7 +50,12 @@ interface Scenario {
   cachedOf?: string;
   /** Paths to request once before measuring, so the measurement sees a warm cache. */
   warm?: (target: Target) => string[];
-  request: (target: Target) => { method: string; path: string; body?: string };
+  request: (target: Target) => {
+    method: string;
+    path: string;
+    body?: string;
+    headers?: Record<string, string>;
+  };
   /** Fewer connections for large bodies. @default --connections */
   connections?: number;
   /** How many different requests each connection cycles through. @default 500 */
@@ -83,6 +91,26 @@ const scenarios: Scenario[] = [
     cachedOf: "list page",
     warm: () => [1, 2, 3, 4, 5].map((page) => `/api/products?page=${page}&limit=10`),
     request: () => ({ method: "GET", path: `/api/products?page=${1 + (counter++ % 5)}&limit=10` }),
+  },
+  {
+    // Status equality and a price range, as filter[…] (every product is active; prices 0–49).
+    name: "list with filter",
+    request: () => {
+      const low = counter++ % 30;
+      return {
+        method: "GET",
+        path: `/api/products?filter[status]=active&filter[price][gte]=${low}&filter[price][lt]=${low + 15}&limit=10`,
+      };
+    },
+  },
+  {
+    // The user's own orders (half of them are hers), newest first, without the admin-only cost.
+    name: "list as owner",
+    request: () => ({
+      method: "GET",
+      path: `/api/orders?page=${1 + (counter++ % 5)}&limit=10`,
+      headers: USER_HEADERS,
+    }),
   },
   {
     name: "list with search",
@@ -146,6 +174,7 @@ async function start(
       DATA_DIR: dataDir,
       MAX_FILE_SIZE: String(maxFileSize),
       API_KEY,
+      USER_API_KEY,
       DATABASE_URL: databaseUrl,
       CACHE: cache,
     },
@@ -171,6 +200,16 @@ async function seed(target: Target): Promise<void> {
     });
     const body = (await response.json()) as { id: string };
     target.ids.push(body.id);
+  }
+  // Orders: one of every two the user's, the rest the admin's.
+  for (let i = 0; i < SEED; i++) {
+    const response = await fetch(`${target.url}/api/order`, {
+      method: "POST",
+      headers: i % 2 === 0 ? USER_HEADERS : HEADERS,
+      body: JSON.stringify({ item: `${NAMES[i % NAMES.length]} ${i}`, quantity: 1 + (i % 5) }),
+    });
+    if (response.status !== 201)
+      throw new Error(`seeding orders: ${response.status} ${await response.text()}`);
   }
 }
 

@@ -2,6 +2,7 @@
 // request only fills in its parameters. This keeps builder and compiler work off the hot path.
 
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
+import { directSqlite } from "./sqlite.ts";
 
 /** A placeholder compiled into a query's parameters, filled in at execution. */
 class Slot {
@@ -31,5 +32,8 @@ export async function runTemplate<Row = Record<string, unknown>>(
   values: Readonly<Record<string, unknown>>,
 ): Promise<{ rows: Row[]; numAffectedRows?: bigint }> {
   const parameters = template.parameters.map((p) => (p instanceof Slot ? values[p.name] : p));
+  // SQLite outside any transaction: straight to the prepared statement (see directSqlite).
+  const sqlite = directSqlite(db);
+  if (sqlite?.idle()) return sqlite.run(template.compiled.sql, parameters) as { rows: Row[] };
   return db.executeQuery<Row>({ ...template.compiled, parameters } as CompiledQuery<Row>);
 }

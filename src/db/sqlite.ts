@@ -43,5 +43,35 @@ export function openSqlite(url: string): Kysely<any> {
       db.close();
     },
   };
-  return new Kysely<any>({ dialect: new SqliteDialect({ database: cached as never }) });
+  const kysely = new Kysely<any>({ dialect: new SqliteDialect({ database: cached as never }) });
+  direct.set(kysely, {
+    idle: () => db.open && !db.inTransaction,
+    run(sql, parameters) {
+      const statement = cached.prepare(sql);
+      if (statement.reader) return { rows: statement.all(parameters) as Record<string, unknown>[] };
+      return { rows: [], numAffectedRows: BigInt(statement.run(parameters).changes) };
+    },
+  });
+  return kysely;
+}
+
+export interface DirectSqlite {
+  /** No transaction is open on the connection (and it is open). */
+  idle(): boolean;
+  run(
+    sql: string,
+    parameters: readonly unknown[],
+  ): { rows: Record<string, unknown>[]; numAffectedRows?: bigint };
+}
+
+const direct = new WeakMap<Kysely<any>, DirectSqlite>();
+
+/**
+ * The connection under a SQLite Kysely instance (not a transaction's), for statements that run on
+ * their own. better-sqlite3 runs a statement synchronously, so while no transaction is open one
+ * can run at once without Kysely's connection lock, and nothing can interleave with it; inside a
+ * transaction (another request's, waiting on a hook) statements must queue behind it as usual.
+ */
+export function directSqlite(db: Kysely<any>): DirectSqlite | undefined {
+  return direct.get(db);
 }
