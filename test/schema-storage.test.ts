@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { ConfigError, createResource, crudkit, withId } from "crudkit";
+import { ConfigError, createResource, crudkit, ownedBy, withId } from "crudkit";
 import { Kysely, SqliteDialect } from "kysely";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -137,6 +137,50 @@ describe("resource definitions", () => {
     expect(() =>
       crudkit({ database: { provider: "sqlite", url: ":memory:" }, resources: [], basePath: "api" }),
     ).toThrow(/basePath/);
+  });
+
+  it("refuse bad unique sets, indexes, field rules and owner fields at startup, typed where they can be", () => {
+    const schema = withId({
+      name: z.string(),
+      price: z.number(),
+      tags: z.array(z.string()),
+      owner: z.string(),
+    });
+    // @ts-expect-error not a field
+    expect(() => createResource({ name: "p", schema, unique: ["colour"] })).toThrow(
+      /unique of "p" names "colour"/,
+    );
+    expect(() => createResource({ name: "p", schema, indexes: ["tags"] })).toThrow(/not JSON/);
+    // @ts-expect-error an empty set
+    expect(() => createResource({ name: "p", schema, unique: [[]] })).toThrow(/1 to 8 different fields/);
+    expect(() => createResource({ name: "p", schema, unique: [["name", "name"]] })).toThrow(
+      /different fields/,
+    );
+    expect(() =>
+      // @ts-expect-error not a field
+      createResource({ name: "p", schema, access: { fields: { colour: { read: false } } } }),
+    ).toThrow(/access.fields names "colour"/);
+    expect(() =>
+      // @ts-expect-error the owner must be a field of the record
+      createResource({ name: "p", schema, access: { ...ownedBy("ownerId") } }),
+    ).toThrow(/owner field "ownerId"/);
+    expect(() =>
+      // @ts-expect-error the owner field holds a user id: a string
+      createResource({ name: "p", schema, access: { ...ownedBy("price") } }),
+    ).toThrow(/must be a string field/);
+    const typed = () =>
+      createResource({
+        name: "p",
+        schema,
+        access: {
+          // The body is the create input, the Where is over the record.
+          create: ({ body }) => body?.name !== "x",
+          // @ts-expect-error price is a number
+          list: () => ({ price: { contains: "1" } }),
+          read: () => ({ owner: "me", price: { gte: 1 } }),
+        },
+      });
+    expect(typeof typed).toBe("function");
   });
 
   it("accept a Kysely instance as the database", async () => {

@@ -32,8 +32,8 @@ export async function runTemplate<Row = Record<string, unknown>>(
   values: Readonly<Record<string, unknown>>,
 ): Promise<{ rows: Row[]; numAffectedRows?: bigint }> {
   const parameters = template.parameters.map((p) => (p instanceof Slot ? values[p.name] : p));
-  // SQLite outside any transaction: straight to the prepared statement (see directSqlite).
+  // SQLite, when no other request's transaction is open: straight to the prepared statement.
   const sqlite = directSqlite(db);
-  if (sqlite?.idle()) return sqlite.run(template.compiled.sql, parameters) as { rows: Row[] };
+  if (sqlite) return sqlite.run(template.compiled.sql, parameters) as { rows: Row[] };
   return db.executeQuery<Row>({ ...template.compiled, parameters } as CompiledQuery<Row>);
 }

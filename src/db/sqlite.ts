@@ -44,7 +44,7 @@ export function openSqlite(url: string): Kysely<any> {
     },
   };
   const kysely = new Kysely<any>({ dialect: new SqliteDialect({ database: cached as never }) });
-  direct.set(kysely, {
+  direct.set(kysely.getExecutor().adapter, {
     idle: () => db.open && !db.inTransaction,
     run(sql, parameters) {
       const statement = cached.prepare(sql);
@@ -64,14 +64,18 @@ export interface DirectSqlite {
   ): { rows: Record<string, unknown>[]; numAffectedRows?: bigint };
 }
 
-const direct = new WeakMap<Kysely<any>, DirectSqlite>();
+/** Keyed by the dialect adapter, which a Kysely instance shares with its transactions. */
+const direct = new WeakMap<object, DirectSqlite>();
 
 /**
- * The connection under a SQLite Kysely instance (not a transaction's), for statements that run on
- * their own. better-sqlite3 runs a statement synchronously, so while no transaction is open one
- * can run at once without Kysely's connection lock, and nothing can interleave with it; inside a
- * transaction (another request's, waiting on a hook) statements must queue behind it as usual.
+ * The connection under a SQLite Kysely instance opened here, when a statement may run on it
+ * straight away, without Kysely's connection lock. better-sqlite3 runs a statement synchronously,
+ * so nothing can interleave with it. Outside a transaction that is safe while none is open;
+ * another request's open transaction (waiting on a hook) must finish first, so then the statement
+ * queues through Kysely as usual. Inside a transaction it is safe: the one connection is the
+ * transaction's until it ends.
  */
 export function directSqlite(db: Kysely<any>): DirectSqlite | undefined {
-  return direct.get(db);
+  const sqlite = direct.get(db.getExecutor().adapter);
+  return sqlite && (db.isTransaction || sqlite.idle()) ? sqlite : undefined;
 }

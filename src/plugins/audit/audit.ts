@@ -4,6 +4,7 @@
 
 import type { PluginContext } from "../../core/plugin.ts";
 import { dateToColumn } from "../../db/column-values.ts";
+import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../../db/query-template.ts";
 import type { AnyResourceHooks, HookContext } from "../../resource/hooks.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
@@ -39,10 +40,15 @@ export function audit(options: AuditOptions = {}) {
   let app: PluginContext | undefined;
   let timer: NodeJS.Timeout | undefined;
 
+  // The insert is compiled once; each entry only binds its values (it runs on every write).
+  let insert: QueryTemplate | undefined;
   const record = async (ctx: HookContext, change: EntryChange) => {
-    const entry = buildEntry(ctx, change, entryOptions);
+    const row = toRow(buildEntry(ctx, change, entryOptions), app!.dialect);
+    insert ??= compileTemplate(
+      app!.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, slot(c)]))),
+    );
     // ctx.db is the write's transaction: this insert commits or rolls back with the change.
-    await ctx.db.insertInto(AUDIT_LOGS).values(toRow(entry, app!.dialect)).execute();
+    await runTemplate(ctx.db, insert, row);
   };
 
   const hooks: AnyResourceHooks = {};
