@@ -27,7 +27,14 @@ export {
 export type { ConnectionInfo, RequestHandler } from "./core/http-handler.ts";
 export type { Identify, User } from "./core/identity.ts";
 export type { CachedRead, CrudkitPlugin, PluginContext, ReadCache } from "./core/plugin.ts";
-export { authorizePluginRoute, type PluginRule, type PluginRuleSite } from "./core/plugin-access.ts";
+export {
+  admitPluginRows,
+  authorizePluginRoute,
+  type PluginAdmission,
+  type PluginRowRule,
+  type PluginRule,
+  type PluginRuleSite,
+} from "./core/plugin-access.ts";
 export type { DatabaseOptions } from "./db/database.ts";
 export type {
   ColumnDefinition,

@@ -17,11 +17,13 @@ export { type RedisLike, type RedisStoreOptions, redisStore } from "./cache/redi
 export { type JwtOptions, jwt } from "./jwt/jwt.ts";
 export { extensionOf, type FileNaming, sanitizeFilename } from "./upload/file-naming.ts";
 export type {
+  UploadAccess,
   UploadAccessContext,
   UploadAccessRule,
   UploadedFileInfo,
   UploadOperation,
   UploadOptions,
+  UploadRowRule,
 } from "./upload/options.ts";
 export type { ListFilesInput, UploadFileInput } from "./upload/routes.ts";
 export { upload } from "./upload/upload.ts";
