@@ -28,6 +28,8 @@ export interface ListQueryInput<R extends AnyResource> {
   search?: string;
   sortBy?: SortableOf<R>;
   sortOrder?: "asc" | "desc";
+  /** `exact`, `estimated` (statistics) or `none` (total and totalPages are null). */
+  count?: "exact" | "estimated" | "none";
   /** Only records matching this filter: `{ status: "active", price: { gte: 10 } }`. */
   where?: Where<RecordOf<R>>;
 }

@@ -5,6 +5,7 @@ import { ConfigError } from "../core/errors.ts";
 import { type Field, readFields } from "../schema/field-model.ts";
 import type { ResourceAccess } from "./access.ts";
 import type { ResourceHooks } from "./hooks.ts";
+import type { CountMode } from "./list-query.ts";
 import { type Pluralize, pluralize } from "./plural.ts";
 import type {
   AnyObjectSchema,
@@ -48,6 +49,8 @@ export interface ResourceConfig<
   unique?: readonly ColumnSet<S, T>[];
   /** Further indexes, for the filters and sorts a list uses: `["status", ["status", "price"]]`. */
   indexes?: readonly ColumnSet<S, T>[];
+  /** How lists count when the request names no `count`: `exact`, `estimated` or `none`. @default "exact" */
+  count?: CountMode;
   /** Server-managed `createdAt` and `updatedAt`. @default true */
   timestamps?: T;
 }
@@ -107,6 +110,7 @@ export function createResource<
     fields,
     unique,
     indexes,
+    count: config.count ?? "exact",
   };
 }
 

@@ -4,6 +4,12 @@ import { APIError } from "../core/errors.ts";
 import { isFilterParameter, readFilter } from "../query/bracket-query.ts";
 import { type Condition, type FilterField, parseWhere } from "../query/where.ts";
 
+/**
+ * How a list counts: `exact` (count(*)), `estimated` (the database's statistics when nothing
+ * narrows the list; an exact count up to 10,000 otherwise, then the planner's estimate) or `none`.
+ */
+export type CountMode = "exact" | "estimated" | "none";
+
 export interface ListQuery {
   page: number;
   limit: number;
@@ -12,13 +18,16 @@ export interface ListQuery {
   sortOrder: "asc" | "desc";
   /** The caller's `filter[…]` parameters, checked; undefined when there are none. */
   where: Condition | undefined;
+  count: CountMode;
 }
 
 export interface Pagination {
   page: number;
   limit: number;
-  total: number;
-  totalPages: number;
+  /** null with `count=none`. */
+  total: number | null;
+  /** null with `count=none`. */
+  totalPages: number | null;
   hasNext: boolean;
   hasPrev: boolean;
 }
@@ -36,6 +45,8 @@ export interface PageLimits {
 
 export interface ListRules extends PageLimits {
   resource: string;
+  /** The count mode when the query names none. @default "exact" */
+  count?: CountMode;
   sortable: ReadonlySet<string>;
   /** The fields search matches; none means search is not available. */
   searchable: readonly string[];
@@ -43,7 +54,8 @@ export interface ListRules extends PageLimits {
   filterable: ReadonlyMap<string, FilterField>;
 }
 
-const KNOWN_PARAMETERS = new Set(["page", "limit", "search", "sortBy", "sortOrder"]);
+const KNOWN_PARAMETERS = new Set(["page", "limit", "search", "sortBy", "sortOrder", "count"]);
+const COUNT_MODES: ReadonlySet<string> = new Set<CountMode>(["exact", "estimated", "none"]);
 
 const MAX_PAGE = 1_000_000_000;
 const MAX_SEARCH_LENGTH = 200;
@@ -69,7 +81,15 @@ export function parseListQuery(
     sortBy: parseSortBy(query.sortBy, rules),
     sortOrder: parseSortOrder(query.sortOrder),
     where: parseFilter(query, rules),
+    count: parseCount(query.count, rules),
   };
+}
+
+function parseCount(value: string | undefined, rules: ListRules): CountMode {
+  if (value === undefined || value === "") return rules.count ?? "exact";
+  if (!COUNT_MODES.has(value))
+    throw badQuery(`count must be exact, estimated or none${echo(value, ", got ")}.`);
+  return value as CountMode;
 }
 
 function parseFilter(
@@ -96,13 +116,17 @@ export function parsePage(
   return { page, limit };
 }
 
-/** `{ items, pagination }` for one page; plugin lists (uploads, audit logs) use it too. */
+/**
+ * `{ items, pagination }` for one page; plugin lists (uploads, audit logs) use it too. Without a
+ * total (`count=none`), `more` says whether a row followed the page.
+ */
 export function paginate<Rec>(
   items: Rec[],
-  total: number,
+  total: number | null,
   query: Pick<ListQuery, "page" | "limit">,
+  more = false,
 ): ListResult<Rec> {
-  const totalPages = Math.ceil(total / query.limit);
+  const totalPages = total === null ? null : Math.ceil(total / query.limit);
   return {
     items,
     pagination: {
@@ -110,7 +134,7 @@ export function paginate<Rec>(
       limit: query.limit,
       total,
       totalPages,
-      hasNext: query.page < totalPages,
+      hasNext: totalPages === null ? more : query.page < totalPages,
       hasPrev: query.page > 1,
     },
   };

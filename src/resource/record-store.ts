@@ -9,6 +9,7 @@ import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/qu
 import { createRecordCodec } from "../db/record-codec.ts";
 import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
+import { countRows, type ListTemplates } from "./list-count.ts";
 import type { ListQuery } from "./list-query.ts";
 import { indexName } from "./resource-table.ts";
 import type { AnyResource } from "./types.ts";
@@ -29,7 +30,12 @@ export interface RecordStore {
   update(db: Kysely<any>, id: string, changes: Row): Promise<Row | undefined>;
   /** Deletes and returns the deleted record, or undefined if none matches id and `scope`. */
   delete(db: Kysely<any>, id: string, scope?: Condition): Promise<Row | undefined>;
-  list(db: Kysely<any>, query: ListQuery, within?: ListScope): Promise<{ items: Row[]; total: number }>;
+  /** A page, its total (null with `count=none`) and whether a row followed it (known with `count=none`). */
+  list(
+    db: Kysely<any>,
+    query: ListQuery,
+    within?: ListScope,
+  ): Promise<{ items: Row[]; total: number | null; more: boolean }>;
 }
 
 /** What narrows a list beyond the caller's own query: her row rule, and the fields search may match. */
@@ -68,7 +74,7 @@ export function createRecordStore(
     ? compileTemplate(builder.deleteFrom(table).where(byId).returningAll())
     : compileTemplate(builder.deleteFrom(table).where(byId));
   const updates = new Map<string, QueryTemplate>();
-  const lists = new Map<string, { page: QueryTemplate; count: QueryTemplate }>();
+  const lists = new Map<string, ListTemplates>();
   const scoped = new Map<string, { find: QueryTemplate; lock: QueryTemplate; delete: QueryTemplate }>();
 
   const compileScope = (scope: Condition) => compileWhere(scope, fields, dialect, "r");
@@ -131,16 +137,25 @@ export function createRecordStore(
       const sortBy = query.sortBy ?? defaultSort;
       let page = builder.selectFrom(table).selectAll();
       let count = builder.selectFrom(table).select(sql<number>`count(*)`.as("total"));
+      let matching = builder.selectFrom(table).select(sql<number>`1`.as("one"));
       if (conditions.length > 0) {
         const where = sql.join(conditions, sql` and `) as Expression<SqlBool>;
         page = page.where(where);
         count = count.where(where);
+        matching = matching.where(where);
       }
       page = page.orderBy(sortBy, query.sortOrder);
       if (sortBy !== "id") page = page.orderBy("id", query.sortOrder);
       templates = {
         page: compileTemplate(page.limit(slot("limit")).offset(slot("offset"))),
         count: compileTemplate(count),
+        narrowed: conditions.length > 0,
+        capped: compileTemplate(
+          builder
+            .selectFrom(matching.limit(slot("cap")).as("capped"))
+            .select(sql<number>`count(*)`.as("total")),
+        ),
+        matching: compileTemplate(matching),
       };
       if (lists.size < TEMPLATE_CACHE_LIMIT) lists.set(key, templates);
     }
@@ -227,13 +242,16 @@ export function createRecordStore(
         ...filter?.values,
         ...rule?.values,
         search,
-        limit: query.limit,
+        // Without a count, one row more than the page says whether another page follows.
+        limit: query.count === "none" ? query.limit + 1 : query.limit,
         offset: (query.page - 1) * query.limit,
       };
-      const counted = await runTemplate<{ total: number | string }>(db, templates.count, values);
-      const total = Number(counted.rows[0]?.total ?? 0);
+      const total =
+        query.count === "none" ? null : await countRows(db, database, table, templates, values, query.count);
       const { rows } = await runTemplate<Row>(db, templates.page, values);
-      return { items: rows.map(codec.fromRow), total };
+      const more = rows.length > query.limit;
+      const items = (more ? rows.slice(0, query.limit) : rows).map(codec.fromRow);
+      return { items, total, more };
     },
   };
 }

@@ -49,6 +49,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
   const ruleFields = filterFields({ ...resource, filterable: undefined });
   const listRules: ListRules = {
     resource: resource.name,
+    count: resource.count,
     sortable: new Set(sortable),
     searchable: resource.searchable,
     filterable,

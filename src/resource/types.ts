@@ -104,6 +104,8 @@ export interface Resource<
   readonly unique: readonly (readonly string[])[];
   /** Further indexed sets of fields. */
   readonly indexes: readonly (readonly string[])[];
+  /** How lists count by default. */
+  readonly count: "exact" | "estimated" | "none";
 }
 
 export type AnyResource = Resource<string, AnyObjectSchema, string, boolean>;

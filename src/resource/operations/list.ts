@@ -1,4 +1,4 @@
-// GET /<plural>?page&limit&search&sortBy&sortOrder&filter[…] → 200 with { items, pagination }.
+// GET /<plural>?page&limit&search&sortBy&sortOrder&count&filter[…] → 200 with { items, pagination }.
 
 import type { Endpoint } from "../../core/endpoint.ts";
 import type { CachedRead } from "../../core/plugin.ts";
@@ -19,8 +19,8 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
         ? { ...hookContext(ctx, rt, "list", user), query }
         : undefined;
     if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
-    const { items, total } = await rt.store.list(ctx.db, query, { scope: admission.scope, searchIn });
-    let result = paginate(items, total, query);
+    const { items, total, more } = await rt.store.list(ctx.db, query, { scope: admission.scope, searchIn });
+    let result = paginate(items, total, query, more);
     if (hooks.afterList.length) result = await runTransforming(hooks.afterList, base!, "result", result);
     const { hidden } = admission;
     return hidden.size === 0
@@ -38,7 +38,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       const query = parseListQuery(ctx.query, rules);
       // The key is the parsed query, so `?page=1` and no page share an entry.
       const filter = query.where ? JSON.stringify(query.where) : "";
-      const key = `${query.page}|${query.limit}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}|${filter}`;
+      const key = `${query.page}|${query.limit}|${query.count}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}|${filter}`;
       const read: ListRead = {
         resource: resource.name,
         operation: "list",

@@ -1,0 +1,96 @@
+// The total of a list, by count mode: `exact` counts every matching row; `estimated` asks the
+// database's statistics when nothing narrows the list, and otherwise counts exactly up to a
+// threshold and then takes the planner's estimate (PostgREST's `planned`); `none` skips it.
+
+import { type CompiledQuery, type Kysely, sql } from "kysely";
+import type { Database } from "../db/database.ts";
+import { type QueryTemplate, runTemplate } from "../db/query-template.ts";
+import type { CountMode } from "./list-query.ts";
+
+/** The statements a list of one shape runs. */
+export interface ListTemplates {
+  page: QueryTemplate;
+  /** count(*) over the matching rows. */
+  count: QueryTemplate;
+  /** count(*) over at most `cap` matching rows. */
+  capped: QueryTemplate;
+  /** `select 1` over the matching rows, for the planner's estimate. */
+  matching: QueryTemplate;
+  /** A filter, search or row rule narrows the list. */
+  narrowed: boolean;
+}
+
+/** Below this many rows an estimate is not worth its error: the count is exact. */
+export const EXACT_UP_TO = 10_000;
+
+export async function countRows(
+  db: Kysely<any>,
+  database: Database,
+  table: string,
+  templates: ListTemplates,
+  values: Record<string, unknown>,
+  mode: Exclude<CountMode, "none">,
+): Promise<number> {
+  const exact = async () => toCount((await runTemplate(db, templates.count, values)).rows[0]?.total);
+  if (mode === "exact") return exact();
+  if (!templates.narrowed) {
+    const estimate = await tableEstimate(db, database, table);
+    return estimate !== undefined && estimate > EXACT_UP_TO ? estimate : exact();
+  }
+  const capped = toCount(
+    (await runTemplate(db, templates.capped, { ...values, cap: EXACT_UP_TO + 1 })).rows[0]?.total,
+  );
+  if (capped <= EXACT_UP_TO) return capped;
+  const planned = await plannedRows(db, database, templates.matching, values);
+  // SQLite plans without row estimates: past the threshold its count stays exact.
+  return planned !== undefined ? Math.max(planned, capped) : exact();
+}
+
+/** The table's row count from statistics; undefined when there are none. */
+async function tableEstimate(
+  db: Kysely<any>,
+  database: Database,
+  table: string,
+): Promise<number | undefined> {
+  const query =
+    database.dialect === "postgres"
+      ? sql<{
+          total: unknown;
+        }>`select reltuples as total from pg_class where oid = to_regclass(${`"${table.replace(/"/g, '""')}"`})`
+      : database.dialect === "mysql"
+        ? sql<{ total: unknown }>`select table_rows as total from information_schema.tables
+            where table_schema = database() and table_name = ${table}`
+        : // Rows are appended with growing rowids: the largest is the count, less any deleted.
+          sql<{ total: unknown }>`select max(rowid) as total from ${sql.table(table)}`;
+  const total = Number((await query.execute(db)).rows[0]?.total);
+  // PostgreSQL reports -1 for a table never analyzed.
+  return Number.isFinite(total) && total >= 0 ? Math.round(total) : undefined;
+}
+
+/** How many rows the planner expects the query to match (PostgreSQL, MySQL). */
+async function plannedRows(
+  db: Kysely<any>,
+  database: Database,
+  template: QueryTemplate,
+  values: Record<string, unknown>,
+): Promise<number | undefined> {
+  if (database.dialect === "sqlite") return undefined;
+  const prefix = database.dialect === "postgres" ? "explain (format json) " : "explain ";
+  const text = template.compiled.sql;
+  const explain = { ...template, compiled: { ...template.compiled, sql: prefix + text } as CompiledQuery };
+  const { rows } = await runTemplate<Record<string, unknown>>(db, explain, values);
+  if (database.dialect === "postgres") {
+    const plan = rows[0]?.["QUERY PLAN"] as [{ Plan: { "Plan Rows": number } }] | string | undefined;
+    const parsed = typeof plan === "string" ? JSON.parse(plan) : plan;
+    return Number(parsed?.[0]?.Plan?.["Plan Rows"]) || undefined;
+  }
+  // MySQL / MariaDB: rows examined, times the share the condition keeps.
+  const row = rows[0];
+  const examined = Number(row?.rows);
+  const filtered = row?.filtered === undefined || row?.filtered === null ? 100 : Number(row.filtered);
+  return Number.isFinite(examined) ? Math.round((examined * filtered) / 100) : undefined;
+}
+
+function toCount(value: unknown): number {
+  return Number(value ?? 0);
+}
