@@ -63,6 +63,8 @@ forEachDialect((dialect) => {
         totalPages: null,
         hasNext: true,
         hasPrev: false,
+        nextCursor: expect.stringMatching(/^c1\./),
+        prevCursor: null,
       });
       const matching = Math.floor(ROWS / 10) + (ROWS % 10 >= 3 ? 1 : 0);
       const lastPage = Math.ceil(matching / 5);

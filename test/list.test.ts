@@ -61,6 +61,9 @@ forEachDialect((dialect) => {
         totalPages: 3,
         hasNext: true,
         hasPrev: false,
+        // Keyset paging: the next page after the last row shown; none before the first page.
+        nextCursor: expect.stringMatching(/^c1\./),
+        prevCursor: null,
       });
       expect(res.body.items.map((p: { name: string }) => p.name)).toEqual(names.slice(15).reverse());
     });

@@ -42,6 +42,20 @@ function member(name: string, call: Call) {
       // GET /<name> lists as /<plural> does, so the client needs no pluralizer.
       list: (query?: object, options?: CallOptions) =>
         call({ method: "GET", path: `/${name}`, query }, options),
+      // Every page, one after the other, by cursor; a failed request throws its error.
+      async *pages(query: Record<string, unknown> = {}, options?: CallOptions) {
+        const { page: _, ...rest } = query;
+        let cursor: string | undefined;
+        do {
+          const { data, error } = await call(
+            { method: "GET", path: `/${name}`, query: cursor ? { ...rest, cursor } : rest },
+            options,
+          );
+          if (error) throw error;
+          yield data;
+          cursor = data.pagination.nextCursor ?? undefined;
+        } while (cursor);
+      },
     },
   );
 }

@@ -48,6 +48,14 @@ export interface ResourceClient<R extends AnyResource> {
     query?: ListQueryInput<R>,
     options?: CallOptions<ListResult<RecordOf<R>>>,
   ): Promise<ClientResult<ListResult<RecordOf<R>>>>;
+  /**
+   * Every page of a list, by cursor: `for await (const page of client.product.pages({ where }))`.
+   * A failed request throws its error.
+   */
+  pages(
+    query?: Omit<ListQueryInput<R>, "page" | "cursor">,
+    options?: CallOptions<ListResult<RecordOf<R>>>,
+  ): AsyncIterable<ListResult<RecordOf<R>>>;
 }
 
 /** A plugin endpoint's client method: one input object (path parameters, query and body fields). */

@@ -28,6 +28,8 @@ export interface ListQueryInput<R extends AnyResource> {
   search?: string;
   sortBy?: SortableOf<R>;
   sortOrder?: "asc" | "desc";
+  /** A `nextCursor` or `prevCursor` from a page before: keyset paging (not with `page`). */
+  cursor?: string;
   /** `exact`, `estimated` (statistics) or `none` (total and totalPages are null). */
   count?: "exact" | "estimated" | "none";
   /** Only records matching this filter: `{ status: "active", price: { gte: 10 } }`. */
@@ -60,4 +62,9 @@ export type ResourceApi<R extends AnyResource> = {
     BaseCallOptions & { query?: ListQueryInput<K> },
     ListResult<RecordOf<K>>
   >;
+} & {
+  /** Every page of the list, by cursor: `for await (const page of app.api.listProductsPages())`. */
+  [K in R as `list${Capitalize<K["plural"]>}Pages`]: (
+    options?: BaseCallOptions & { query?: Omit<ListQueryInput<K>, "page" | "cursor"> },
+  ) => AsyncIterable<ListResult<RecordOf<K>>>;
 };

@@ -19,7 +19,7 @@ import { APIError, ConfigError } from "./errors.ts";
 import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
 import { createHttpHandler, type RequestHandler } from "./http-handler.ts";
 import { chainIdentify, type Identify } from "./identity.ts";
-import { buildApi } from "./in-process-api.ts";
+import { buildApi, pagesOf } from "./in-process-api.ts";
 import { DEFAULT_JSON_DEPTH } from "./input-checks.ts";
 import { type AppInternals, INTERNALS } from "./internals.ts";
 import type { CrudkitPlugin, PluginContext } from "./plugin.ts";
@@ -122,6 +122,7 @@ export function crudkit<
   if (caches.length > 1) throw new ConfigError("Only one plugin may cache reads; two were given.");
   const endpoints: Endpoint[] = [];
   const tables: TableDefinition[] = [];
+  const listNames: string[] = [];
   for (const resource of options.resources) {
     const runtime = createResourceRuntime(resource, {
       database,
@@ -131,7 +132,12 @@ export function crudkit<
       log,
     });
     runtimes.set(resource.name, runtime);
-    endpoints.push(...resourceEndpoints(runtime));
+    const own = resourceEndpoints(runtime);
+    endpoints.push(...own);
+    // list<Plural> (and its alias): each gets list<Plural>Pages on app.api.
+    for (const e of own)
+      if (e.method === "GET" && e.path === `/${resource.plural}`)
+        for (const name of [e.operationName, ...(e.operationAliases ?? [])]) if (name) listNames.push(name);
     tables.push(resourceTable(resource));
   }
   for (const plugin of plugins) {
@@ -179,9 +185,11 @@ export function crudkit<
       throw new APIError("SERVICE_UNAVAILABLE", "The service is shutting down; try again shortly.");
     return opened();
   };
+  const api = buildApi(endpoints, { deps, startup, log });
+  for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;
   return {
     handler: createHttpHandler({ router, deps, startup, log }),
-    api: buildApi(endpoints, { deps, startup, log }) as ResourceApi<Resources[number]>,
+    api: api as ResourceApi<Resources[number]>,
     ready,
     db: database.kysely,
     basePath,

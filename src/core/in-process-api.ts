@@ -37,3 +37,18 @@ export function buildApi(
   }
   return api;
 }
+
+/** `list<Plural>Pages`: every page of a list, one after the other, by cursor. */
+export function pagesOf(list: ApiFunction) {
+  return async function* (options: CallOptions = {}) {
+    const { page: _, ...query } = (options.query ?? {}) as Record<string, unknown>;
+    let cursor: string | undefined;
+    do {
+      const result = (await list({ ...options, query: cursor ? { ...query, cursor } : query })) as {
+        pagination: { nextCursor?: string | null };
+      };
+      yield result;
+      cursor = result.pagination.nextCursor ?? undefined;
+    } while (cursor);
+  };
+}

@@ -19,11 +19,17 @@ export interface ListQuery {
   /** The caller's `filter[…]` parameters, checked; undefined when there are none. */
   where: Condition | undefined;
   count: CountMode;
+  /** A cursor from a previous page's `nextCursor` or `prevCursor` (decoded by the store). */
+  cursor: string | undefined;
 }
 
 export interface Pagination {
   page: number;
   limit: number;
+  /** The page after this one, for `?cursor=` (keyset paging); null on the last page. */
+  nextCursor?: string | null;
+  /** The page before this one, for `?cursor=`; null on the first page. */
+  prevCursor?: string | null;
   /** null with `count=none`. */
   total: number | null;
   /** null with `count=none`. */
@@ -45,6 +51,8 @@ export interface PageLimits {
 
 export interface ListRules extends PageLimits {
   resource: string;
+  /** `cursor` is taken (resource lists; plugin lists page by number only). */
+  cursors?: boolean;
   /** The count mode when the query names none. @default "exact" */
   count?: CountMode;
   sortable: ReadonlySet<string>;
@@ -70,7 +78,12 @@ export function parseListQuery(
   extra: readonly string[] = [],
 ): ListQuery {
   for (const name of Object.keys(query)) {
-    if (!KNOWN_PARAMETERS.has(name) && !isFilterParameter(name) && !extra.includes(name))
+    if (
+      !KNOWN_PARAMETERS.has(name) &&
+      !isFilterParameter(name) &&
+      !extra.includes(name) &&
+      !(name === "cursor" && rules.cursors)
+    )
       throw badQuery(
         `Unknown query parameter${/^[\w.-]{1,40}$/.test(name) ? ` "${name}"` : ""}: a list takes ${[...KNOWN_PARAMETERS, ...extra].join(", ")} and filter[…].`,
       );
@@ -82,7 +95,16 @@ export function parseListQuery(
     sortOrder: parseSortOrder(query.sortOrder),
     where: parseFilter(query, rules),
     count: parseCount(query.count, rules),
+    cursor: parseCursor(query),
   };
+}
+
+function parseCursor(query: Readonly<Record<string, string | undefined>>): string | undefined {
+  const cursor = query.cursor;
+  if (cursor === undefined || cursor === "") return undefined;
+  if (query.page !== undefined && query.page !== "")
+    throw badQuery("page and cursor cannot be combined: a cursor names its page.");
+  return cursor;
 }
 
 function parseCount(value: string | undefined, rules: ListRules): CountMode {

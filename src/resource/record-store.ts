@@ -9,6 +9,7 @@ import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/qu
 import { createRecordCodec } from "../db/record-codec.ts";
 import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
+import { type Cursor, cursorValue, decodeCursor, encodeCursor, keysetCondition } from "./keyset.ts";
 import { countRows, type ListTemplates } from "./list-count.ts";
 import type { ListQuery } from "./list-query.ts";
 import { indexName } from "./resource-table.ts";
@@ -30,12 +31,20 @@ export interface RecordStore {
   update(db: Kysely<any>, id: string, changes: Row): Promise<Row | undefined>;
   /** Deletes and returns the deleted record, or undefined if none matches id and `scope`. */
   delete(db: Kysely<any>, id: string, scope?: Condition): Promise<Row | undefined>;
-  /** A page, its total (null with `count=none`) and whether a row followed it (known with `count=none`). */
-  list(
-    db: Kysely<any>,
-    query: ListQuery,
-    within?: ListScope,
-  ): Promise<{ items: Row[]; total: number | null; more: boolean }>;
+  /** A page, its total (null with `count=none`), and the cursors to the pages beside it. */
+  list(db: Kysely<any>, query: ListQuery, within?: ListScope): Promise<ListedPage>;
+}
+
+export interface ListedPage {
+  items: Row[];
+  total: number | null;
+  /** A row followed the page (read when the total is not counted, or past a cursor). */
+  more: boolean;
+  /** Known without the total: past a cursor, or with `count=none`. */
+  hasNext: boolean | undefined;
+  hasPrev: boolean;
+  nextCursor: string | null;
+  prevCursor: string | null;
 }
 
 /** What narrows a list beyond the caller's own query: her row rule, and the fields search may match. */
@@ -59,6 +68,7 @@ export function createRecordStore(
   const codec = createRecordCodec(resource.fields, dialect, log);
   const columns = resource.fields.map((f) => f.name);
   const defaultSort = resource.timestamps ? "createdAt" : "id";
+  const nullableFields = new Set(resource.fields.filter((f) => f.optional || f.nullable).map((f) => f.name));
 
   const insert = compileTemplate(
     builder.insertInto(table).values(Object.fromEntries(columns.map((c) => [c, slot(c)]))),
@@ -119,9 +129,11 @@ export function createRecordStore(
     filter: CompiledWhere | undefined,
     rule: CompiledWhere | undefined,
     searchIn: readonly string[],
+    keyset: { direction: Cursor["direction"]; valueIsNull: boolean } | undefined,
   ) => {
     const searched = query.search ? searchIn.join(",") : "";
-    const key = `${searched}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}:${rule?.shape ?? ""}`;
+    const paging = keyset ? `${keyset.direction}${keyset.valueIsNull ? "0" : ""}` : "";
+    const key = `${searched}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}:${rule?.shape ?? ""}:${paging}`;
     let templates = lists.get(key);
     if (!templates) {
       const conditions: Expression<SqlBool>[] = [];
@@ -144,10 +156,23 @@ export function createRecordStore(
         count = count.where(where);
         matching = matching.where(where);
       }
-      page = page.orderBy(sortBy, query.sortOrder);
-      if (sortBy !== "id") page = page.orderBy("id", query.sortOrder);
+      // A page before a cursor is read backwards from it, then put back in order.
+      const ascending = (query.sortOrder === "asc") !== (keyset?.direction === "before");
+      const nullable = nullableFields.has(sortBy);
+      if (keyset) page = page.where(keysetCondition(sortBy, ascending, keyset.valueIsNull, nullable));
+      const direction = ascending ? "asc" : "desc";
+      // Nulls first ascending and last descending everywhere; PostgreSQL's own default is the reverse.
+      page =
+        dialect === "postgres" && nullable
+          ? page.orderBy(
+              sql`${sql.ref(sortBy)} ${sql.raw(direction)} nulls ${sql.raw(ascending ? "first" : "last")}`,
+            )
+          : page.orderBy(sortBy, direction);
+      if (sortBy !== "id") page = page.orderBy("id", direction);
       templates = {
-        page: compileTemplate(page.limit(slot("limit")).offset(slot("offset"))),
+        page: compileTemplate(
+          keyset ? page.limit(slot("limit")) : page.limit(slot("limit")).offset(slot("offset")),
+        ),
         count: compileTemplate(count),
         narrowed: conditions.length > 0,
         capped: compileTemplate(
@@ -236,22 +261,52 @@ export function createRecordStore(
     async list(db, query, within = {}) {
       const filter = query.where ? compileWhere(query.where, fields, dialect) : undefined;
       const rule = within.scope ? compileScope(within.scope) : undefined;
-      const templates = listTemplates(query, filter, rule, within.searchIn ?? resource.searchable);
+      const sortBy = query.sortBy ?? defaultSort;
+      const binding = { resource: resource.name, sortBy, sortOrder: query.sortOrder };
+      const sortField = fields.get(sortBy)!;
+      const cursor = query.cursor ? decodeCursor(query.cursor, binding, sortField, dialect) : undefined;
+      const keyset = cursor && { direction: cursor.direction, valueIsNull: cursor.value === null };
+      const templates = listTemplates(query, filter, rule, within.searchIn ?? resource.searchable, keyset);
       const search = query.search === undefined ? undefined : `%${query.search.replace(/[\\%_]/g, "\\$&")}%`;
       const values = {
         ...filter?.values,
         ...rule?.values,
         search,
-        // Without a count, one row more than the page says whether another page follows.
-        limit: query.count === "none" ? query.limit + 1 : query.limit,
+        // Without a count, and past a cursor, one row more than the page says whether another follows.
+        limit: query.count === "none" || cursor ? query.limit + 1 : query.limit,
         offset: (query.page - 1) * query.limit,
+        kv: cursor?.value,
+        ki: cursor?.id,
       };
       const total =
         query.count === "none" ? null : await countRows(db, database, table, templates, values, query.count);
       const { rows } = await runTemplate<Row>(db, templates.page, values);
       const more = rows.length > query.limit;
-      const items = (more ? rows.slice(0, query.limit) : rows).map(codec.fromRow);
-      return { items, total, more };
+      const page = more ? rows.slice(0, query.limit) : rows;
+      if (cursor?.direction === "before") page.reverse();
+      const items = page.map(codec.fromRow);
+      const edge = (direction: Cursor["direction"], row: Row | undefined) =>
+        row
+          ? encodeCursor(binding, direction, { ...row, [sortBy]: cursorValue(sortField, row[sortBy]) })
+          : null;
+      // Past a cursor the rows on its other side exist (the cursor's own row, at least).
+      const hasNext = cursor
+        ? cursor.direction === "before" || more
+        : query.count === "none"
+          ? more
+          : undefined;
+      const hasPrev = cursor ? cursor.direction === "after" || more : query.page > 1;
+      const last = items.at(-1);
+      const first = items[0];
+      return {
+        items,
+        total,
+        more,
+        hasNext,
+        hasPrev,
+        nextCursor: hasNext !== false ? edge("after", last) : null,
+        prevCursor: hasPrev ? edge("before", first) : null,
+      };
     },
   };
 }

@@ -50,6 +50,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
   const listRules: ListRules = {
     resource: resource.name,
     count: resource.count,
+    cursors: true,
     sortable: new Set(sortable),
     searchable: resource.searchable,
     filterable,

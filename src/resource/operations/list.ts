@@ -19,8 +19,12 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
         ? { ...hookContext(ctx, rt, "list", user), query }
         : undefined;
     if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
-    const { items, total, more } = await rt.store.list(ctx.db, query, { scope: admission.scope, searchIn });
-    let result = paginate(items, total, query, more);
+    const listed = await rt.store.list(ctx.db, query, { scope: admission.scope, searchIn });
+    let result = paginate(listed.items, listed.total, query, listed.more);
+    result.pagination.hasNext = listed.hasNext ?? result.pagination.hasNext;
+    result.pagination.hasPrev = listed.hasPrev;
+    result.pagination.nextCursor = result.pagination.hasNext ? listed.nextCursor : null;
+    result.pagination.prevCursor = listed.prevCursor;
     if (hooks.afterList.length) result = await runTransforming(hooks.afterList, base!, "result", result);
     const { hidden } = admission;
     return hidden.size === 0
@@ -38,7 +42,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       const query = parseListQuery(ctx.query, rules);
       // The key is the parsed query, so `?page=1` and no page share an entry.
       const filter = query.where ? JSON.stringify(query.where) : "";
-      const key = `${query.page}|${query.limit}|${query.count}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}|${filter}`;
+      const key = `${query.cursor ?? query.page}|${query.limit}|${query.count}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}|${filter}`;
       const read: ListRead = {
         resource: resource.name,
         operation: "list",
