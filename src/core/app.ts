@@ -49,6 +49,12 @@ export interface CrudkitOptions<
   defaultLimit?: number;
   /** Largest page size; larger requests are clamped. @default 100 */
   maxLimit?: number;
+  /**
+   * PostgreSQL and MySQL/MariaDB: milliseconds a statement may run before the server stops it;
+   * the request then answers 503 `STATEMENT_TIMEOUT`. 0 for no limit. Not applied to a Kysely
+   * instance or dialect you pass in. @default 10000
+   */
+  statementTimeout?: number;
   /** Where errors the caller must not see are reported. @default console.error */
   log?: Log;
 }
@@ -103,7 +109,10 @@ export function crudkit<
     "plugin",
   );
 
-  const database = openDatabase(options.database, log);
+  const statementTimeout = options.statementTimeout ?? 10_000;
+  if (!(Number.isFinite(statementTimeout) && statementTimeout >= 0))
+    throw new ConfigError("statementTimeout must be a number of milliseconds, 0 for no limit.");
+  const database = openDatabase(options.database, log, statementTimeout);
   const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };
   const runtimes = new Map<string, ResourceRuntime>();
   const pluginContext: PluginContext = {

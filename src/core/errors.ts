@@ -1,6 +1,6 @@
 // The one error type every endpoint throws, its closed set of codes, and the status each maps to.
 
-import { isConnectionError } from "../db/connection-errors.ts";
+import { isConnectionError, isStatementTimeout } from "../db/connection-errors.ts";
 import { isDataError } from "../db/data-errors.ts";
 
 /** Status for each error code: the wire contract of DESIGN §3. */
@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  STATEMENT_TIMEOUT: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -74,6 +75,10 @@ export class ConfigError extends Error {
 
 const GENERIC_ERROR = new APIError("INTERNAL_ERROR", "The server could not complete the request.");
 const UNAVAILABLE = new APIError("SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
+const TIMED_OUT = new APIError(
+  "STATEMENT_TIMEOUT",
+  "The database did not answer within the statement timeout; try again, or narrow the request.",
+);
 const DOES_NOT_FIT = new APIError(
   "VALIDATION_ERROR",
   "A value does not fit its column (too long, or out of range); nothing was stored.",
@@ -92,6 +97,10 @@ export function toAPIError(error: unknown, log: (message: string, error: unknown
   if (isConnectionError(error)) {
     log("crudkit: the database is unavailable", error);
     return UNAVAILABLE;
+  }
+  if (isStatementTimeout(error)) {
+    log("crudkit: a statement ran past the statement timeout", error);
+    return TIMED_OUT;
   }
   if (isDataError(error)) {
     log("crudkit: the database refused a value", error);

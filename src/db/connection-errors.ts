@@ -41,3 +41,10 @@ export function isConnectionError(error: unknown): boolean {
   }
   return false;
 }
+
+/** The server stopped a statement that ran past the statement timeout, whatever the driver. */
+export function isStatementTimeout(error: unknown): boolean {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  // PostgreSQL query_canceled; MariaDB ER_STATEMENT_TIMEOUT; MySQL ER_QUERY_TIMEOUT.
+  return code === "57014" || errno === 1969 || errno === 3024;
+}

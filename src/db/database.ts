@@ -24,6 +24,8 @@ export interface Database {
 export function openDatabase(
   options: DatabaseOptions,
   log: (message: string, error?: unknown) => void,
+  /** PostgreSQL and MySQL: milliseconds a statement may run (0: no limit). */
+  statementTimeout = 0,
 ): Database {
   if (isKysely(options)) return describe(options);
   if (typeof (options as Partial<Dialect> | null)?.createDriver === "function") {
@@ -39,8 +41,9 @@ export function openDatabase(
     throw new ConfigError(`database.url must be a string such as "${EXAMPLE_URLS[provider]}".`);
   }
   if (provider === "postgres")
-    return { kysely: openPostgres(url, log), dialect: "postgres", returning: true };
-  if (provider === "mysql") return { kysely: openMysql(url, log), dialect: "mysql", returning: false };
+    return { kysely: openPostgres(url, log, statementTimeout), dialect: "postgres", returning: true };
+  if (provider === "mysql")
+    return { kysely: openMysql(url, log, statementTimeout), dialect: "mysql", returning: false };
   return describe(openSqlite(url));
 }
 

@@ -4,7 +4,12 @@
 import { Kysely, MysqlDialect } from "kysely";
 import { driverMissing } from "./driver-missing.ts";
 
-export function openMysql(url: string, log: (message: string, error?: unknown) => void): Kysely<any> {
+export function openMysql(
+  url: string,
+  log: (message: string, error?: unknown) => void,
+  /** Milliseconds a statement may run before the server stops it; 0 for no limit. */
+  statementTimeout = 0,
+): Kysely<any> {
   return new Kysely<any>({
     dialect: new MysqlDialect({
       pool: async () => {
@@ -23,9 +28,19 @@ export function openMysql(url: string, log: (message: string, error?: unknown) =
         });
         // mysql2 guards a pooled connection with a one-time 'error' listener; a connection that
         // fails twice while dying must not crash the process.
-        pool.on("connection", (connection) =>
-          connection.on("error", (error) => log("crudkit: a MySQL connection failed", error)),
-        );
+        pool.on("connection", (connection) => {
+          connection.on("error", (error) => log("crudkit: a MySQL connection failed", error));
+          // Queued before the connection's first statement. MariaDB counts seconds
+          // (max_statement_time); MySQL counts milliseconds, for SELECT only (max_execution_time).
+          if (statementTimeout > 0)
+            connection.query(`set session max_statement_time = ${statementTimeout / 1000}`, (error) => {
+              if (error)
+                connection.query(
+                  `set session max_execution_time = ${Math.round(statementTimeout)}`,
+                  () => {},
+                );
+            });
+        });
         return pool as never;
       },
     }),

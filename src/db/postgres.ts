@@ -7,7 +7,12 @@ import { driverMissing } from "./driver-missing.ts";
 /** JSON and JSONB arrive as text (the record codec parses them): a JSON string value stays a string. */
 const RAW_TEXT_TYPES = new Set([114, 3802]);
 
-export function openPostgres(url: string, log: (message: string, error?: unknown) => void): Kysely<any> {
+export function openPostgres(
+  url: string,
+  log: (message: string, error?: unknown) => void,
+  /** Milliseconds a statement may run before the server cancels it; 0 for no limit. */
+  statementTimeout = 0,
+): Kysely<any> {
   return new Kysely<any>({
     dialect: new PostgresDialect({
       pool: async () => {
@@ -18,6 +23,7 @@ export function openPostgres(url: string, log: (message: string, error?: unknown
           max: 10,
           // Fail fast when the server is gone, so requests get a 503 instead of hanging.
           connectionTimeoutMillis: 5000,
+          ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
           types: {
             getTypeParser: ((oid: number, format?: "text" | "binary") =>
               RAW_TEXT_TYPES.has(oid)

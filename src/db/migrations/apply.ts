@@ -21,6 +21,32 @@ export async function applyPlan(
     for (const statement of statements) await sql.raw(statement).execute(executor);
     await recordMigration(db, executor, { name, statements, tables: plan.tables });
   };
-  if (db.dialect === "mysql") await run(db.kysely);
-  else await db.kysely.transaction().execute(run);
+  // Building an index on a big table may take longer than requests may: no statement timeout here.
+  if (db.dialect === "mysql") {
+    await db.kysely.connection().execute(async (connection) => {
+      const previous = await sessionTimeout(connection);
+      if (previous !== undefined) await sql`set session max_statement_time = 0`.execute(connection);
+      try {
+        await run(connection);
+      } finally {
+        if (previous !== undefined)
+          await sql`set session max_statement_time = ${sql.lit(previous)}`.execute(connection);
+      }
+    });
+  } else {
+    await db.kysely.transaction().execute(async (trx) => {
+      if (db.dialect === "postgres") await sql`set local statement_timeout = 0`.execute(trx);
+      await run(trx);
+    });
+  }
+}
+
+/** MariaDB's statement timeout of this connection; undefined on MySQL, which has none for DDL. */
+async function sessionTimeout(connection: Kysely<any>): Promise<number | undefined> {
+  try {
+    const { rows } = await sql<{ t: unknown }>`select @@session.max_statement_time as t`.execute(connection);
+    return Number(rows[0]?.t);
+  } catch {
+    return undefined;
+  }
 }
