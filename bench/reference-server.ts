@@ -56,7 +56,7 @@ db.exec(`create table if not exists "order" ("id" text primary key, "ownerId" te
   "createdAt" text not null, "updatedAt" text not null);
   create index if not exists "order_createdAt_id_idx" on "order" ("createdAt", "id");
   create index if not exists "order_ownerId_createdAt_id_idx" on "order" ("ownerId", "createdAt", "id");
-  create index if not exists "order_ownerId_status_idx" on "order" ("ownerId", "status")`);
+  create index if not exists "order_ownerId_status_id_idx" on "order" ("ownerId", "status", "id")`);
 const insertOrder = db.prepare(`insert into "order" values (?,?,?,?,?,?,?,?)`);
 const ORDER_STATUSES = new Set(["open", "paid", "shipped"]);
 const ORDER_FIELDS = new Set(["id", "ownerId", "item", "quantity", "status", "cost"]);

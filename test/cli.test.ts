@@ -175,10 +175,10 @@ forEachDialect((dialect) => {
     expect(sqlText).toMatch(
       /create unique index [`"]product_name_uniq[`"] on [`"]product[`"] \([`"]name[`"]\)/,
     );
-    expect(sqlText).toMatch(/create index [`"]product_status_idx[`"]/);
+    expect(sqlText).toMatch(/create index [`"]product_status_id_idx[`"]/);
     expect(run(dir, "migrate").code).toBe(0);
     expect(await indexes(database)).toEqual(
-      expect.arrayContaining(["product_name_uniq", "product_status_idx"]),
+      expect.arrayContaining(["product_name_uniq", "product_status_id_idx"]),
     );
     expect(run(dir, "migrate").stdout.trim()).toBe("nothing to migrate: the database matches the schema");
 
@@ -188,7 +188,7 @@ forEachDialect((dialect) => {
     expect(dropped.stdout).toContain("drop index product_name_uniq");
     const left = await indexes(database);
     expect(left).not.toContain("product_name_uniq");
-    expect(left).not.toContain("product_status_idx");
+    expect(left).not.toContain("product_status_id_idx");
   });
 });
 

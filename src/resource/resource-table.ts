@@ -41,7 +41,8 @@ export function resourceTable(resource: AnyResource): TableDefinition {
   // A row rule on the owner lists `where owner = ? order by createdAt desc, id desc`.
   if (resource.access.owner) add([resource.access.owner, ...order], false);
   for (const columns of resource.unique) add(columns, true);
-  for (const columns of resource.indexes) add(columns, false);
+  // Lists sort by a field and then by id: with id at its end, an index serves the whole order.
+  for (const columns of resource.indexes) add(columns.includes("id") ? columns : [...columns, "id"], false);
   return { name: resource.name, columns, indexes };
 }
 
