@@ -20,8 +20,11 @@ export interface Admission {
   where: object | undefined;
   /** Fields the caller may not read. */
   hidden: ReadonlySet<string>;
-  /** Equal for two callers with the same scope and visibility: part of a cache key. */
-  scopeKey: string;
+}
+
+/** Equal for two callers with the same scope and visibility: part of a cache key. */
+export function scopeKey({ scope, hidden }: Pick<Admission, "scope" | "hidden">): string {
+  return scope || hidden.size > 0 ? `${scope ? JSON.stringify(scope) : ""}|${[...hidden].join(",")}` : "";
 }
 
 const NO_DATA: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
@@ -50,7 +53,7 @@ export async function admit(
     }
   }
   const admission = free
-    ? { user, data: NO_DATA, scope: undefined, where: undefined, hidden: NO_FIELDS, scopeKey: "" }
+    ? { user, data: NO_DATA, scope: undefined, where: undefined, hidden: NO_FIELDS }
     : await decide(rt, {
         user,
         headers: ctx.headers,
@@ -70,9 +73,7 @@ export async function decide(rt: ResourceRuntime, access: AccessContext): Promis
   const where = answer === true ? undefined : answer;
   const scope = where ? ruleScope(rt, where, access.operation) : undefined;
   const hidden = rt.fieldPolicy.open ? NO_FIELDS : await rt.fieldPolicy.hidden(access);
-  const scopeKey =
-    scope || hidden.size > 0 ? `${scope ? JSON.stringify(scope) : ""}|${[...hidden].join(",")}` : "";
-  return { user: access.user, data: NO_DATA, scope, where, hidden, scopeKey };
+  return { user: access.user, data: NO_DATA, scope, where, hidden };
 }
 
 /** A rule's `Where`, checked against every field. A mistake in it is the server's, never the caller's. */

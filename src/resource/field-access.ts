@@ -56,6 +56,7 @@ async function allows(rule: FieldRule, ctx: FieldAccessContext): Promise<boolean
 export function withoutHidden<T>(record: T, hidden: ReadonlySet<string>): T {
   if (hidden.size === 0 || typeof record !== "object" || record === null) return record;
   const shown: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) if (!hidden.has(key)) shown[key] = value;
+  const source = record as Record<string, unknown>;
+  for (const key in source) if (!hidden.has(key)) shown[key] = source[key];
   return shown as T;
 }

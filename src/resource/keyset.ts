@@ -33,16 +33,16 @@ const MAX_LENGTH = 2048;
 export function encodeCursor(
   binding: CursorBinding,
   direction: Cursor["direction"],
-  row: Record<string, unknown>,
+  value: unknown,
+  id: unknown,
 ): string {
-  const value = row[binding.sortBy] ?? null;
   const payload = [
     binding.resource,
     binding.sortBy,
     binding.sortOrder,
     direction === "after" ? "a" : "b",
     value,
-    row.id,
+    id,
   ];
   return PREFIX + Buffer.from(JSON.stringify(payload)).toString("base64url");
 }

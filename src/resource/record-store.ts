@@ -286,9 +286,7 @@ export function createRecordStore(
       if (cursor?.direction === "before") page.reverse();
       const items = page.map(codec.fromRow);
       const edge = (direction: Cursor["direction"], row: Row | undefined) =>
-        row
-          ? encodeCursor(binding, direction, { ...row, [sortBy]: cursorValue(sortField, row[sortBy]) })
-          : null;
+        row ? encodeCursor(binding, direction, cursorValue(sortField, row[sortBy]), row.id) : null;
       // Past a cursor the rows on its other side exist (the cursor's own row, at least).
       const hasNext = cursor
         ? cursor.direction === "before" || more

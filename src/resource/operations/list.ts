@@ -2,7 +2,7 @@
 
 import type { Endpoint } from "../../core/endpoint.ts";
 import type { CachedRead } from "../../core/plugin.ts";
-import { type Admission, admit } from "../admission.ts";
+import { type Admission, admit, scopeKey } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
 import { type ListQuery, paginate, parseListQuery } from "../list-query.ts";
@@ -47,7 +47,8 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
         resource: resource.name,
         operation: "list",
         key,
-        scope: admission.scopeKey,
+        // Only a cache needs the scope as text.
+        scope: rt.readCache ? scopeKey(admission) : "",
         user: admission.user,
         ctx,
         query,
