@@ -4,7 +4,7 @@
 
 import type { Expression, SqlBool } from "kysely";
 import type { DialectName } from "../db/dialect.ts";
-import { type FilterField, parseWhere, type Where } from "../query/where.ts";
+import { type FilterField, parseRuleWhere, type Where } from "../query/where.ts";
 import { compileWhere } from "../query/where-sql.ts";
 import type { EndpointContext } from "./endpoint.ts";
 import { APIError } from "./errors.ts";
@@ -60,14 +60,7 @@ export async function admitPluginRows<Ctx extends { user: User | null; headers: 
   const answer = await ask(rule, { user, headers: ctx.headers, ...extra } as Ctx, site);
   if (answer === true) return { user, scope: undefined };
   if (typeof answer !== "object" || answer === null || Array.isArray(answer)) throw refused(site);
-  let condition: ReturnType<typeof parseWhere>;
-  try {
-    condition = parseWhere(answer, site.fields, { strict: true, maxConditions: 256, maxValues: 10_000 });
-  } catch (error) {
-    throw new Error(
-      `crudkit: the ${site.operation} rule of ${site.subject} returned an invalid filter: ${(error as Error).message}`,
-    );
-  }
+  const condition = parseRuleWhere(answer, site.fields, `the ${site.operation} rule of ${site.subject}`);
   return { user, scope: condition && compileWhere(condition, site.fields, site.dialect).expression() };
 }
 

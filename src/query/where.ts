@@ -286,3 +286,20 @@ export function tableFilterFields(
 ): ReadonlyMap<string, FilterField> {
   return new Map(entries.map(([name, kind, column]) => [name, { name, kind, column }]));
 }
+
+/**
+ * A `Where` an access rule returned, checked against every field it may name. Strict: a field set
+ * to undefined (`{ ownerId: user?.id }` with no user) is an error, never "every row". A mistake
+ * here is the server's, so it is thrown as a plain error (a logged 500), never as a 400.
+ */
+export function parseRuleWhere(
+  where: object,
+  fields: ReadonlyMap<string, FilterField>,
+  rule: string,
+): Condition | undefined {
+  try {
+    return parseWhere(where, fields, { strict: true, maxConditions: 256, maxValues: 10_000 });
+  } catch (error) {
+    throw new Error(`crudkit: ${rule} returned an invalid filter: ${(error as Error).message}`);
+  }
+}

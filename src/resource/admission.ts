@@ -5,7 +5,7 @@
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
-import { type Condition, parseWhere } from "../query/where.ts";
+import { type Condition, parseRuleWhere } from "../query/where.ts";
 import { type AccessContext, askRule, denyWithoutRule, type Operation } from "./access.ts";
 import { NO_FIELDS } from "./field-access.ts";
 import type { ResourceRuntime } from "./runtime.ts";
@@ -71,20 +71,11 @@ export async function admit(
 export async function decide(rt: ResourceRuntime, access: AccessContext): Promise<Admission> {
   const answer = await askRule(rt.resource.access[access.operation], access);
   const where = answer === true ? undefined : answer;
-  const scope = where ? ruleScope(rt, where, access.operation) : undefined;
+  const scope = where
+    ? parseRuleWhere(where, rt.ruleFields, `the ${access.operation} rule of "${rt.resource.name}"`)
+    : undefined;
   const hidden = rt.fieldPolicy.open ? NO_FIELDS : await rt.fieldPolicy.hidden(access);
   return { user: access.user, data: NO_DATA, scope, where, hidden };
-}
-
-/** A rule's `Where`, checked against every field. A mistake in it is the server's, never the caller's. */
-function ruleScope(rt: ResourceRuntime, where: object, operation: Operation): Condition | undefined {
-  try {
-    return parseWhere(where, rt.ruleFields, { strict: true, maxConditions: 256, maxValues: 10_000 });
-  } catch (error) {
-    throw new Error(
-      `crudkit: the ${operation} rule of "${rt.resource.name}" returned an invalid filter: ${(error as Error).message}`,
-    );
-  }
 }
 
 /** `access.owner`: the owner field is the caller's own id, filled in when the body leaves it out. */

@@ -41,20 +41,22 @@ export async function can(
     id,
     body: options.body,
   };
-  const hiddenFields = [...(await rt.fieldPolicy.hidden(access))];
   try {
     if (operation === "create" || operation === "update") {
       if (operation === "create") access.body = withOwner(rt, access.body, user);
       await rt.fieldPolicy.checkWrites(access.body, access);
     }
-    const { scope, where } = await decide(rt, access);
+    const { scope, where, hidden } = await decide(rt, access);
+    const hiddenFields = [...hidden];
     if (id !== undefined && operation !== "create" && operation !== "list") {
       if (!(await rt.store.findById(rt.db, id, scope)))
         return { allowed: false, hiddenFields, reason: `No ${rt.resource.name} with this id exists.` };
     }
     return where ? { allowed: true, where, hiddenFields } : { allowed: true, hiddenFields };
   } catch (error) {
-    if (error instanceof APIError) return { allowed: false, hiddenFields, reason: error.message };
-    throw error;
+    if (!(error instanceof APIError)) throw error;
+    // Refused before the field rules were asked: ask them for the answer.
+    const hiddenFields = [...(await rt.fieldPolicy.hidden(access))];
+    return { allowed: false, hiddenFields, reason: error.message };
   }
 }

@@ -114,7 +114,7 @@ export function cursorValue(field: FilterField, value: unknown): unknown {
 }
 
 /**
- * Rows strictly past (sortValue, id) in the direction read, with slots `kv` and `ki`. `forward`
+ * Rows strictly past (sortValue, id) in the direction read, with slots `kv` and `ki`. `ascending`
  * is the order rows are read in: the list's own order for `after`, reversed for `before`.
  */
 export function keysetCondition(

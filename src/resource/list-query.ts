@@ -138,28 +138,42 @@ export function parsePage(
   return { page, limit };
 }
 
+/** What a resource list knows of the pages beside it (see the store's keyset paging). */
+export interface PageEdges {
+  /** Known without a total: past a cursor, or with `count=none`. */
+  hasNext: boolean | undefined;
+  hasPrev: boolean;
+  nextCursor: string | null;
+  prevCursor: string | null;
+}
+
 /**
  * `{ items, pagination }` for one page; plugin lists (uploads, audit logs) use it too. Without a
- * total (`count=none`), `more` says whether a row followed the page.
+ * total (`count=none`), `more` says whether a row followed the page. Resource lists pass their
+ * `edges`: the cursors, and what they know of the pages beside.
  */
 export function paginate<Rec>(
   items: Rec[],
   total: number | null,
   query: Pick<ListQuery, "page" | "limit">,
   more = false,
+  edges?: PageEdges,
 ): ListResult<Rec> {
   const totalPages = total === null ? null : Math.ceil(total / query.limit);
-  return {
-    items,
-    pagination: {
-      page: query.page,
-      limit: query.limit,
-      total,
-      totalPages,
-      hasNext: totalPages === null ? more : query.page < totalPages,
-      hasPrev: query.page > 1,
-    },
+  const hasNext = edges?.hasNext ?? (totalPages === null ? more : query.page < totalPages);
+  const pagination: Pagination = {
+    page: query.page,
+    limit: query.limit,
+    total,
+    totalPages,
+    hasNext,
+    hasPrev: edges ? edges.hasPrev : query.page > 1,
   };
+  if (edges) {
+    pagination.nextCursor = hasNext ? edges.nextCursor : null;
+    pagination.prevCursor = edges.prevCursor;
+  }
+  return { items, pagination };
 }
 
 function positiveInteger(value: string | undefined, name: string): number | undefined {

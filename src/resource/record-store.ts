@@ -11,7 +11,7 @@ import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
 import { type Cursor, cursorValue, decodeCursor, encodeCursor, keysetCondition } from "./keyset.ts";
 import { countRows, type ListTemplates } from "./list-count.ts";
-import type { ListQuery } from "./list-query.ts";
+import type { ListQuery, PageEdges } from "./list-query.ts";
 import { indexName } from "./resource-table.ts";
 import type { AnyResource } from "./types.ts";
 
@@ -35,16 +35,11 @@ export interface RecordStore {
   list(db: Kysely<any>, query: ListQuery, within?: ListScope): Promise<ListedPage>;
 }
 
-export interface ListedPage {
+export interface ListedPage extends PageEdges {
   items: Row[];
   total: number | null;
   /** A row followed the page (read when the total is not counted, or past a cursor). */
   more: boolean;
-  /** Known without the total: past a cursor, or with `count=none`. */
-  hasNext: boolean | undefined;
-  hasPrev: boolean;
-  nextCursor: string | null;
-  prevCursor: string | null;
 }
 
 /** What narrows a list beyond the caller's own query: her row rule, and the fields search may match. */

@@ -20,11 +20,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
         : undefined;
     if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
     const listed = await rt.store.list(ctx.db, query, { scope: admission.scope, searchIn });
-    let result = paginate(listed.items, listed.total, query, listed.more);
-    result.pagination.hasNext = listed.hasNext ?? result.pagination.hasNext;
-    result.pagination.hasPrev = listed.hasPrev;
-    result.pagination.nextCursor = result.pagination.hasNext ? listed.nextCursor : null;
-    result.pagination.prevCursor = listed.prevCursor;
+    let result = paginate(listed.items, listed.total, query, listed.more, listed);
     if (hooks.afterList.length) result = await runTransforming(hooks.afterList, base!, "result", result);
     const { hidden } = admission;
     return hidden.size === 0

@@ -32,7 +32,8 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
         : data;
       const changed = Object.keys(changes);
       // Only a change to a field the rule names can take the record out of the caller's rows.
-      const recheck = scope !== undefined && changed.some((f) => fieldsNamed(scope).has(f));
+      const named = scope && fieldsNamed(scope);
+      const recheck = named !== undefined && changed.some((f) => named.has(f));
       const locked = needsPrevious || scope !== undefined;
       const { record, previous } = await inTransaction(ctx.db, locked, async (db) => {
         const previous = locked ? await rt.store.findForUpdate(db, id, scope) : undefined;
