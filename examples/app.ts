@@ -18,6 +18,8 @@ export const product = createResource({
     updatedAt: z.date().default(() => new Date()),
   }),
   searchable: ["name"],
+  // A status filter newest first, and a sort by price, walk an index (each ends in id).
+  indexes: [["status", "createdAt"], "price"],
   access: {
     create: ({ user }) => user !== null,
     read: ({ user }) => user !== null,

@@ -214,6 +214,7 @@ export function crudkit<
     close() {
       closing ??= (async () => {
         for (const plugin of plugins) await plugin.close?.();
+        await database.readers?.close();
         await database.kysely.destroy();
       })();
       return closing;

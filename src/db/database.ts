@@ -5,10 +5,21 @@ import { ConfigError } from "../core/errors.ts";
 import type { DialectName } from "./dialect.ts";
 import { openMysql } from "./mysql.ts";
 import { openPostgres } from "./postgres.ts";
-import { openSqlite } from "./sqlite.ts";
+import { openSqlite, sqlitePath } from "./sqlite.ts";
+import { createSqliteReaders, type SqliteReaders } from "./sqlite-readers.ts";
 
 export type DatabaseOptions =
-  | { provider: "sqlite"; url: string }
+  | {
+      provider: "sqlite";
+      url: string;
+      /**
+       * Threads that run lists over big tables (past 10,000 rows) with read-only connections of
+       * their own, so a slow list never holds up other requests. 0 runs every query on the main
+       * connection. An in-memory database has none.
+       * @default 2
+       */
+      readers?: number;
+    }
   | { provider: "postgres"; url: string }
   | { provider: "mysql"; url: string }
   | Kysely<any>
@@ -19,6 +30,8 @@ export interface Database {
   readonly dialect: DialectName;
   /** `INSERT/UPDATE/DELETE … RETURNING` is available. */
   readonly returning: boolean;
+  /** SQLite files: the reader threads lists over big tables run on. */
+  readonly readers?: SqliteReaders;
 }
 
 export function openDatabase(
@@ -44,7 +57,14 @@ export function openDatabase(
     return { kysely: openPostgres(url, log, statementTimeout), dialect: "postgres", returning: true };
   if (provider === "mysql")
     return { kysely: openMysql(url, log, statementTimeout), dialect: "mysql", returning: false };
-  return describe(openSqlite(url));
+  const readers = (options as { readers?: unknown }).readers ?? 2;
+  if (typeof readers !== "number" || !Number.isInteger(readers) || readers < 0 || readers > 64)
+    throw new ConfigError(`database.readers must be a whole number from 0 to 64, got ${String(readers)}.`);
+  const path = sqlitePath(url);
+  return {
+    ...describe(openSqlite(url)),
+    ...(readers > 0 && path !== ":memory:" ? { readers: createSqliteReaders(path, readers) } : {}),
+  };
 }
 
 const EXAMPLE_URLS = {

@@ -122,6 +122,8 @@ export function keysetCondition(
   ascending: boolean,
   valueIsNull: boolean,
   nullable: boolean,
+  /** `(s, id) > (?, ?)`, which SQLite and PostgreSQL answer with one index range; MySQL wants it spelled out. */
+  rowValues: boolean,
 ): Expression<SqlBool> {
   const s = sql.ref(sortBy);
   const id = sql.ref("id");
@@ -133,6 +135,8 @@ export function keysetCondition(
     return ascending
       ? sql<SqlBool>`((${s} is null and ${tie}) or ${s} is not null)`
       : sql<SqlBool>`(${s} is null and ${tie})`;
-  const after = sql<SqlBool>`(${s} ${past} ${slot("kv")} or (${s} = ${slot("kv")} and ${tie}))`;
+  const after = rowValues
+    ? sql<SqlBool>`(${s}, ${id}) ${past} (${slot("kv")}, ${slot("ki")})`
+    : sql<SqlBool>`(${s} ${past} ${slot("kv")} or (${s} = ${slot("kv")} and ${tie}))`;
   return nullable && !ascending ? sql<SqlBool>`(${after} or ${s} is null)` : after;
 }

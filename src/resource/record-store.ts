@@ -7,12 +7,13 @@ import { type Database, isUniqueViolation, violatedUnique } from "../db/database
 import { equalsExactly, likeMatch, supportsRowLocks } from "../db/dialect.ts";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import { createRecordCodec } from "../db/record-codec.ts";
+import { indexableTerm, indexedRows, phraseIn, searchIndexColumns } from "../db/sqlite-search.ts";
+import { indexName } from "../db/table-definition.ts";
 import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
 import { type Cursor, cursorValue, decodeCursor, encodeCursor, keysetCondition } from "./keyset.ts";
 import { countRows, type ListTemplates } from "./list-count.ts";
 import type { ListQuery, PageEdges } from "./list-query.ts";
-import { indexName } from "./resource-table.ts";
 import type { AnyResource } from "./types.ts";
 
 type Row = Record<string, unknown>;
@@ -51,6 +52,24 @@ export interface ListScope {
 
 const TEMPLATE_CACHE_LIMIT = 256;
 
+/** Past this many rows a list may take long enough to be worth a reader thread. */
+const BIG_TABLE = 10_000;
+
+/** Whether `table` is big, looked up at most once a second (rowids grow with the table). */
+function bigTable(database: Database, table: string): () => Promise<boolean> {
+  let big = false;
+  let checkedAt = 0;
+  const query = sql<{ last: unknown }>`select max(rowid) as last from ${sql.table(table)}`;
+  return async () => {
+    const now = Date.now();
+    if (now - checkedAt >= 1000) {
+      checkedAt = now;
+      big = Number((await query.execute(database.kysely)).rows[0]?.last ?? 0) > BIG_TABLE;
+    }
+    return big;
+  };
+}
+
 export function createRecordStore(
   resource: AnyResource,
   database: Database,
@@ -81,6 +100,11 @@ export function createRecordStore(
   const updates = new Map<string, QueryTemplate>();
   const lists = new Map<string, ListTemplates>();
   const scoped = new Map<string, { find: QueryTemplate; lock: QueryTemplate; delete: QueryTemplate }>();
+  // SQLite searches through its FTS5 index once a migration built it; elsewhere the LIKE itself
+  // is what an index (pg_trgm) serves, or what scans (MySQL).
+  const big = database.readers ? bigTable(database, table) : undefined;
+  const searchIndex =
+    dialect === "sqlite" && resource.searchable.length > 0 ? searchIndexColumns(database, table) : undefined;
 
   const compileScope = (scope: Condition) => compileWhere(scope, fields, dialect, "r");
   // SELECT * FROM t WHERE id = ? AND (<rule>) [FOR UPDATE]; DELETE … WHERE id = ? AND (<rule>) [RETURNING *]
@@ -124,15 +148,17 @@ export function createRecordStore(
     filter: CompiledWhere | undefined,
     rule: CompiledWhere | undefined,
     searchIn: readonly string[],
+    indexed: boolean,
     keyset: { direction: Cursor["direction"]; valueIsNull: boolean } | undefined,
   ) => {
-    const searched = query.search ? searchIn.join(",") : "";
+    const searched = query.search ? `${indexed ? "fts:" : ""}${searchIn.join(",")}` : "";
     const paging = keyset ? `${keyset.direction}${keyset.valueIsNull ? "0" : ""}` : "";
     const key = `${searched}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}:${rule?.shape ?? ""}:${paging}`;
     let templates = lists.get(key);
     if (!templates) {
       const conditions: Expression<SqlBool>[] = [];
       if (rule) conditions.push(rule.build());
+      if (query.search && indexed) conditions.push(indexedRows(table, slot("match")));
       if (query.search)
         conditions.push(
           sql<SqlBool>`(${sql.join(
@@ -154,7 +180,10 @@ export function createRecordStore(
       // A page before a cursor is read backwards from it, then put back in order.
       const ascending = (query.sortOrder === "asc") !== (keyset?.direction === "before");
       const nullable = nullableFields.has(sortBy);
-      if (keyset) page = page.where(keysetCondition(sortBy, ascending, keyset.valueIsNull, nullable));
+      if (keyset)
+        page = page.where(
+          keysetCondition(sortBy, ascending, keyset.valueIsNull, nullable, dialect !== "mysql"),
+        );
       const direction = ascending ? "asc" : "desc";
       // Nulls first ascending and last descending everywhere; PostgreSQL's own default is the reverse.
       page =
@@ -253,7 +282,10 @@ export function createRecordStore(
         ? deleteLocked(db, id, scope)
         : db.transaction().execute((trx) => deleteLocked(trx, id, scope));
     },
-    async list(db, query, within = {}) {
+    async list(main, query, within = {}) {
+      // Over a big SQLite table, the list runs on a reader thread: however long it takes, the
+      // event loop goes on serving other requests.
+      const db = !main.isTransaction && big && (await big()) ? database.readers!.pick() : main;
       const filter = query.where ? compileWhere(query.where, fields, dialect) : undefined;
       const rule = within.scope ? compileScope(within.scope) : undefined;
       const sortBy = query.sortBy ?? defaultSort;
@@ -261,9 +293,16 @@ export function createRecordStore(
       const sortField = fields.get(sortBy)!;
       const cursor = query.cursor ? decodeCursor(query.cursor, binding, sortField, dialect) : undefined;
       const keyset = cursor && { direction: cursor.direction, valueIsNull: cursor.value === null };
-      const templates = listTemplates(query, filter, rule, within.searchIn ?? resource.searchable, keyset);
+      const searchIn = within.searchIn ?? resource.searchable;
+      let indexed = false;
+      if (searchIndex && query.search !== undefined && indexableTerm(query.search)) {
+        const covered = await searchIndex();
+        indexed = searchIn.every((f) => covered.has(f));
+      }
+      const templates = listTemplates(query, filter, rule, searchIn, indexed, keyset);
       const search = query.search === undefined ? undefined : `%${query.search.replace(/[\\%_]/g, "\\$&")}%`;
       const values = {
+        match: indexed ? phraseIn(searchIn, query.search!) : undefined,
         ...filter?.values,
         ...rule?.values,
         search,

@@ -1,11 +1,11 @@
 // A resource's table: one column per field, `id` as primary key, an index for the default order.
 
-import { createHash } from "node:crypto";
-import type {
-  ColumnDefinition,
-  ColumnType,
-  IndexDefinition,
-  TableDefinition,
+import {
+  type ColumnDefinition,
+  type ColumnType,
+  type IndexDefinition,
+  indexName,
+  type TableDefinition,
 } from "../db/table-definition.ts";
 import type { Field, FieldKind } from "../schema/field-model.ts";
 import type { AnyResource } from "./types.ts";
@@ -43,20 +43,12 @@ export function resourceTable(resource: AnyResource): TableDefinition {
   for (const columns of resource.unique) add(columns, true);
   // Lists sort by a field and then by id: with id at its end, an index serves the whole order.
   for (const columns of resource.indexes) add(columns.includes("id") ? columns : [...columns, "id"], false);
-  return { name: resource.name, columns, indexes };
-}
-
-/**
- * `<table>_<columns>_idx` (`_uniq` for unique ones): the names the planner recognizes as crudkit's,
- * to drop them when they leave the definition. Long names are shortened with a hash (63 bytes fit
- * PostgreSQL and MySQL).
- */
-export function indexName(table: string, columns: readonly string[], unique: boolean): string {
-  const suffix = unique ? "uniq" : "idx";
-  const name = `${table}_${columns.join("_")}_${suffix}`;
-  if (name.length <= 63) return name;
-  const hash = createHash("sha256").update(columns.join(",")).digest("hex").slice(0, 10);
-  return `${table.slice(0, 40)}_${hash}_${suffix}`;
+  return {
+    name: resource.name,
+    columns,
+    indexes,
+    ...(resource.searchable.length > 0 ? { search: resource.searchable } : {}),
+  };
 }
 
 /** The schema's default, evaluated once: what existing rows get when the column is added later. */

@@ -38,6 +38,12 @@ export function createIndexStatement(
   table: string,
   index: NonNullable<TableDefinition["indexes"]>[number],
 ): string {
+  if (index.method === "trigram") {
+    const column = sql.ref(index.columns[0]!);
+    return text(
+      db.kysely.schema.createIndex(index.name).on(table).using("gin").expression(sql`${column} gin_trgm_ops`),
+    );
+  }
   let builder = db.kysely.schema
     .createIndex(index.name)
     .on(table)

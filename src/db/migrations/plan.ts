@@ -17,9 +17,15 @@ import {
   rebuildStatements,
   zeroValue,
 } from "./ddl.ts";
-import { type LiveTable, readLiveSchema } from "./live-schema.ts";
+import { type LiveSchema, type LiveTable, readLiveSchema } from "./live-schema.ts";
 import { sameType } from "./physical-types.ts";
 import { MIGRATIONS_TABLE, readOwnedTables } from "./record.ts";
+import {
+  dropSearchStatements,
+  sqliteSearchSteps,
+  trigramExtensionSteps,
+  withSearchIndexes,
+} from "./search-index.ts";
 
 export interface MigrationStep {
   /** What the step does, in words: `add column product.colour`. */
@@ -38,19 +44,22 @@ export interface MigrationPlan {
 
 export async function planMigration(
   db: Database,
-  desired: readonly TableDefinition[],
+  definitions: readonly TableDefinition[],
 ): Promise<MigrationPlan> {
   const live = await readLiveSchema(db);
-  const steps: MigrationStep[] = [];
+  const desired = definitions.map((t) => withSearchIndexes(db, t));
+  const steps: MigrationStep[] = [...(await trigramExtensionSteps(db, desired))];
   for (const table of desired) {
     const existing = live.get(table.name);
-    if (existing) steps.push(...(await changeTable(db, table, existing)));
-    else
+    if (existing) steps.push(...(await changeTable(db, table, existing, live)));
+    else {
       steps.push({
         description: `create table ${table.name}`,
         destructive: false,
         statements: createTableStatements(db, table),
       });
+      steps.push(...(await sqliteSearchSteps(db, table, live, false)));
+    }
   }
   const wanted = new Set(desired.map((t) => t.name));
   for (const owned of await readOwnedTables(db, live)) {
@@ -58,14 +67,19 @@ export async function planMigration(
       steps.push({
         description: `drop table ${owned}`,
         destructive: true,
-        statements: [dropTableStatement(db, owned)],
+        statements: [...dropSearchStatements(db, owned, live), dropTableStatement(db, owned)],
       });
     }
   }
   return { dialect: db.dialect, steps, tables: [...wanted] };
 }
 
-async function changeTable(db: Database, table: TableDefinition, live: LiveTable): Promise<MigrationStep[]> {
+async function changeTable(
+  db: Database,
+  table: TableDefinition,
+  live: LiveTable,
+  schema: LiveSchema,
+): Promise<MigrationStep[]> {
   const steps: MigrationStep[] = [];
   // Changes to existing columns; SQLite makes them all at once by rebuilding the table.
   const alterations: {
@@ -152,6 +166,7 @@ async function changeTable(db: Database, table: TableDefinition, live: LiveTable
       statements: [createIndexStatement(db, table.name, index)],
     });
   }
+  steps.push(...(await sqliteSearchSteps(db, table, schema, rebuilt)));
   return steps;
 }
 

@@ -1,0 +1,146 @@
+// Reader threads for SQLite. better-sqlite3 runs a statement synchronously, so one slow list (a
+// search too short for the index, a count over a million rows) would hold up every other request
+// while it runs. Lists over big tables run instead on worker threads, each with its own read-only
+// connection to the same file: WAL lets them read while the main connection writes, and the event
+// loop stays free for everything else. Writes, transactions and reads by id stay on the main
+// connection, where they are fastest.
+
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  type QueryResult,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from "kysely";
+
+// Plain JavaScript, run with `eval`: the same code whether crudkit runs from TypeScript sources
+// (tsx, vitest) or from its build, with no file of its own to locate.
+const READER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
+db.pragma("busy_timeout = 5000");
+const statements = new Map();
+parentPort.on("message", ([id, sql, parameters]) => {
+  try {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      if (statements.size < 500) statements.set(sql, statement);
+    }
+    parentPort.postMessage([id, statement.all(parameters)]);
+  } catch (error) {
+    parentPort.postMessage([id, undefined, { message: String(error && error.message), code: error && error.code }]);
+  }
+});
+`;
+
+interface Pending {
+  resolve(rows: Record<string, unknown>[]): void;
+  reject(error: Error): void;
+}
+
+/** One reader thread and the queries it has in hand. */
+class Reader {
+  readonly worker: Worker;
+  readonly pending = new Map<number, Pending>();
+  readonly kysely: Kysely<any>;
+  private next = 0;
+
+  constructor(path: string, driver: string) {
+    this.worker = new Worker(READER_SOURCE, { eval: true, workerData: { path, driver } });
+    // A reader never keeps the process alive by itself; closing the app ends it.
+    this.worker.unref();
+    this.worker.on("message", ([id, rows, error]: [number, Record<string, unknown>[], ReaderError?]) => {
+      const pending = this.pending.get(id);
+      this.pending.delete(id);
+      if (error) pending?.reject(Object.assign(new Error(error.message), { code: error.code }));
+      else pending?.resolve(rows);
+    });
+    const fail = (error: Error) => {
+      for (const pending of this.pending.values()) pending.reject(error);
+      this.pending.clear();
+    };
+    this.worker.on("error", fail);
+    this.worker.on("exit", () => fail(new Error("The SQLite reader thread stopped.")));
+    this.kysely = new Kysely<any>({ dialect: readerDialect(this) });
+  }
+
+  run(sql: string, parameters: readonly unknown[]): Promise<Record<string, unknown>[]> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage([id, sql, parameters]);
+    });
+  }
+}
+
+interface ReaderError {
+  message: string;
+  code?: string;
+}
+
+export interface SqliteReaders {
+  /** A Kysely instance whose queries run on the least busy reader thread (started on first use). */
+  pick(): Kysely<any>;
+  close(): Promise<void>;
+}
+
+/** `count` reader threads on the SQLite file at `path`. */
+export function createSqliteReaders(path: string, count: number): SqliteReaders {
+  const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+  const readers: Reader[] = [];
+  return {
+    pick() {
+      if (readers.length < count) {
+        const idle = readers.find((r) => r.pending.size === 0);
+        if (idle) return idle.kysely;
+        const reader = new Reader(path, driver);
+        readers.push(reader);
+        return reader.kysely;
+      }
+      let best = readers[0]!;
+      for (const reader of readers) if (reader.pending.size < best.pending.size) best = reader;
+      return best.kysely;
+    },
+    async close() {
+      await Promise.all(readers.splice(0).map((r) => r.worker.terminate()));
+    },
+  };
+}
+
+function readerDialect(reader: Reader) {
+  const connection: DatabaseConnection = {
+    async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+      return { rows: (await reader.run(query.sql, query.parameters)) as R[] };
+    },
+    // biome-ignore lint/correctness/useYield: lists never stream
+    async *streamQuery() {
+      throw new Error("SQLite reader threads do not stream.");
+    },
+  };
+  const driver: Driver = {
+    async init() {},
+    async acquireConnection() {
+      return connection;
+    },
+    async beginTransaction() {
+      throw new Error("SQLite reader threads only read; transactions run on the main connection.");
+    },
+    async commitTransaction() {},
+    async rollbackTransaction() {},
+    async releaseConnection() {},
+    async destroy() {},
+  };
+  return {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => driver,
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+    createIntrospector: (db: Kysely<any>) => new SqliteIntrospector(db),
+  };
+}

@@ -1,0 +1,60 @@
+// Search through SQLite's FTS5 trigram index (created by migrations/search-index.ts). The index
+// narrows the rows to those holding the term's trigrams; the LIKE that search always ran then
+// decides, so results are exactly what a scan finds, just without the scan.
+
+import { type Expression, type SqlBool, sql } from "kysely";
+import type { Database } from "./database.ts";
+import { searchTableName } from "./migrations/search-index.ts";
+
+/**
+ * Whether the index can answer `term`: trigrams need three characters, and a NUL would end the
+ * FTS query early (the scan handles both).
+ */
+export function indexableTerm(term: string): boolean {
+  let characters = 0;
+  for (const _ of term) if (++characters >= 3) break;
+  return characters >= 3 && !term.includes("\0");
+}
+
+/** An FTS5 query for `term` as one phrase in `columns`: `{"name" "notes"} : "te""rm"`. */
+export function phraseIn(columns: readonly string[], term: string): string {
+  const quote = (text: string) => `"${text.replaceAll('"', '""')}"`;
+  return `{${columns.map(quote).join(" ")}} : ${quote(term)}`;
+}
+
+/** `rowid in (select rowid from "<table>__search" where … match ?)`: the candidate rows. */
+export function indexedRows(table: string, query: unknown): Expression<SqlBool> {
+  const search = sql.table(searchTableName(table));
+  return sql<SqlBool>`rowid in (select rowid from ${search} where ${search} match ${query})`;
+}
+
+const RECHECK_MS = 5000;
+
+/**
+ * The columns `table`'s search index covers, read from the database: none until a migration built
+ * it. Found once, it is kept; while missing, it is looked for again every few seconds (a
+ * `crudkit migrate` from another process may add it while the app runs).
+ */
+export function searchIndexColumns(database: Database, table: string): () => Promise<ReadonlySet<string>> {
+  let known: ReadonlySet<string> | undefined;
+  let lookedAt = 0;
+  let looking: Promise<ReadonlySet<string>> | undefined;
+  const none: ReadonlySet<string> = new Set();
+  return async () => {
+    if (known) return known;
+    if (looking) return looking;
+    if (Date.now() - lookedAt < RECHECK_MS) return none;
+    looking = sql<{ name: string }>`select name from pragma_table_info(${searchTableName(table)})`
+      .execute(database.kysely)
+      .then(({ rows }) => {
+        lookedAt = Date.now();
+        if (rows.length > 0) known = new Set(rows.map((r) => r.name));
+        return known ?? none;
+      })
+      .catch(() => none)
+      .finally(() => {
+        looking = undefined;
+      });
+    return looking;
+  };
+}
