@@ -2,7 +2,7 @@
 // prepared statements. Same routes, same checks (API key, validation, unknown fields, ids,
 // timestamps, search, pagination), same SQLite settings and schema, and like the example's audit()
 // an audit row written in each write's transaction. Not part of the library.
-//   PORT, DATA_DIR, API_KEY as for the example server.
+//   PORT, DATA_DIR, API_KEY, AUDIT (on; `off` writes no audit rows) as for the example server.
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -39,7 +39,18 @@ const db = new Database(join(dataDir, "reference.db"));
 for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
 db.exec(`create table if not exists "product" ("id" text primary key, "name" text not null, "price" real not null,
   "status" text not null check ("status" in ('active','inactive','draft')), "createdAt" text not null, "updatedAt" text not null);
-  create index if not exists "product_createdAt_id_idx" on "product" ("createdAt", "id")`);
+  create index if not exists "product_createdAt_id_idx" on "product" ("createdAt", "id");
+  create index if not exists "product_status_createdAt_id_idx" on "product" ("status", "createdAt", "id");
+  create index if not exists "product_price_id_idx" on "product" ("price", "id");
+  create virtual table if not exists "product_fts" using fts5("name", content='', contentless_delete=1, tokenize='trigram');
+  create trigger if not exists "product_fts_insert" after insert on "product" begin
+    insert into "product_fts" (rowid, "name") values (new.rowid, new."name"); end;
+  create trigger if not exists "product_fts_delete" after delete on "product" begin
+    delete from "product_fts" where rowid = old.rowid; end;
+  create trigger if not exists "product_fts_update" after update of "name" on "product" begin
+    delete from "product_fts" where rowid = old.rowid;
+    insert into "product_fts" (rowid, "name") values (new.rowid, new."name"); end`);
+const lastRowid = db.prepare(`select max(rowid) as last from "product"`);
 
 db.exec(`create table if not exists "uploaded_files" ("id" text primary key, "filename" text not null, "original_name" text not null,
   "mime_type" text not null, "size" integer not null, "path" text not null, "url" text, "uploaded_by" text, "uploaded_at" text, "metadata" text)`);
@@ -63,6 +74,8 @@ const ORDER_FIELDS = new Set(["id", "ownerId", "item", "quantity", "status", "co
 const insertAudit = db.prepare(`insert into "audit_logs" values (?,?,?,?,?,?,?,?,?,?,?,?)`);
 
 /** The audit row the example's audit() writes, with the changed fields of an update. */
+const AUDITED = process.env.AUDIT !== "off";
+
 function audit(
   req: IncomingMessage,
   resource: string,
@@ -71,6 +84,7 @@ function audit(
   before: Record<string, unknown> | null,
   after: Record<string, unknown> | null,
 ): void {
+  if (!AUDITED) return;
   let changes: Record<string, { from: unknown; to: unknown }> | null = null;
   if (before && after) {
     changes = {};
@@ -98,7 +112,10 @@ const insert = db.prepare(
 const byId = db.prepare(`select * from "product" where "id" = ?`);
 const remove = db.prepare(`delete from "product" where "id" = ? returning *`);
 const updates = new Map<string, Database.Statement>();
-const lists = new Map<string, { page: Database.Statement; count: Database.Statement }>();
+const lists = new Map<
+  string,
+  { page: Database.Statement; count: Database.Statement; capped: Database.Statement }
+>();
 
 type Product = {
   id: string;
@@ -238,12 +255,34 @@ function productFilter(query: URLSearchParams): { sql: string[]; args: unknown[]
   return { sql, args };
 }
 
+/** A cursor: the sort value and id of a page's edge row, as base64url JSON. */
+const encodeCursor = (value: unknown, id: unknown) =>
+  Buffer.from(JSON.stringify([value, id])).toString("base64url");
+function decodeCursor(text: string): [unknown, string] | undefined {
+  try {
+    const parsed = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+    return Array.isArray(parsed) && parsed.length === 2 && typeof parsed[1] === "string"
+      ? (parsed as [unknown, string])
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * GET /api/products as a careful hand-written server would: search through the FTS5 trigram
+ * index (3 characters or more) and the LIKE, counts by mode (estimated: the largest rowid past
+ * 10,000 rows without a filter), pages by offset or by keyset cursor.
+ */
 function list(res: ServerResponse, query: URLSearchParams): void {
   const page = Number(query.get("page") ?? 1);
   const limit = Math.min(Number(query.get("limit") ?? 10), 100);
   const search = query.get("search") || undefined;
   const sortBy = query.get("sortBy") || "createdAt";
   const sortOrder = (query.get("sortOrder") ?? "desc").toLowerCase();
+  const count = query.get("count") ?? "exact";
+  const cursorText = query.get("cursor");
+  const cursor = cursorText ? decodeCursor(cursorText) : undefined;
   if (!(page >= 1) || !Number.isInteger(page) || !(limit >= 1) || !Number.isInteger(limit)) {
     fail(res, 400, "BAD_REQUEST", "page/limit");
     return;
@@ -252,31 +291,72 @@ function list(res: ServerResponse, query: URLSearchParams): void {
     fail(res, 400, "BAD_REQUEST", "sort");
     return;
   }
+  if ((count !== "exact" && count !== "estimated" && count !== "none") || (cursorText && !cursor)) {
+    fail(res, 400, "BAD_REQUEST", "count/cursor");
+    return;
+  }
   const filter = productFilter(query);
   if (!filter) {
     fail(res, 400, "BAD_REQUEST", "filter");
     return;
   }
-  const conditions = [...(search ? [`"name" like ? escape '\\'`] : []), ...filter.sql];
-  const key = `${sortBy}:${sortOrder}:${conditions.join(" and ")}`;
+  const indexed = search !== undefined && [...search].length >= 3;
+  const conditions = [
+    ...(indexed ? [`rowid in (select rowid from "product_fts" where "product_fts" match ?)`] : []),
+    ...(search ? [`"name" like ? escape '\\'`] : []),
+    ...filter.sql,
+  ];
+  const past = sortOrder === "asc" ? ">" : "<";
+  const key = `${sortBy}:${sortOrder}:${conditions.join(" and ")}:${cursor ? "c" : ""}`;
   let statements = lists.get(key);
   if (!statements) {
     const where = conditions.length ? `where ${conditions.join(" and ")}` : "";
+    const keyset = cursor ? `${where ? " and" : "where"} ("${sortBy}", "id") ${past} (?, ?)` : "";
     statements = {
       page: db.prepare(
-        `select * from "product" ${where} order by "${sortBy}" ${sortOrder}, "id" ${sortOrder} limit ? offset ?`,
+        `select * from "product" ${where}${keyset} order by "${sortBy}" ${sortOrder}, "id" ${sortOrder} limit ?${cursor ? "" : " offset ?"}`,
       ),
       count: db.prepare(`select count(*) as total from "product" ${where}`),
+      capped: db.prepare(`select count(*) as total from (select 1 from "product" ${where} limit 10001)`),
     };
     lists.set(key, statements);
   }
-  const args = [...(search ? [`%${search.replace(/[\\%_]/g, "\\$&")}%`] : []), ...filter.args];
-  const { total } = statements.count.get(...args) as { total: number };
-  const items = statements.page.all(...args, limit, (page - 1) * limit);
-  const totalPages = Math.ceil(total / limit);
+  const args = [
+    ...(indexed ? [`"${search.replaceAll('"', '""')}"`] : []),
+    ...(search ? [`%${search.replace(/[\\%_]/g, "\\$&")}%`] : []),
+    ...filter.args,
+  ];
+  let total: number | null = null;
+  if (count === "exact") total = (statements.count.get(...args) as { total: number }).total;
+  else if (count === "estimated" && conditions.length === 0) {
+    const last = (lastRowid.get() as { last: number | null }).last ?? 0;
+    total = last > 10_000 ? last : (statements.count.get(...args) as { total: number }).total;
+  } else if (count === "estimated") {
+    total = (statements.capped.get(...args) as { total: number }).total;
+    if (total > 10_000) total = (statements.count.get(...args) as { total: number }).total;
+  }
+  const readMore = total === null || cursor;
+  const rows = (
+    cursor
+      ? statements.page.all(...args, cursor[0], cursor[1], limit + 1)
+      : statements.page.all(...args, readMore ? limit + 1 : limit, (page - 1) * limit)
+  ) as Record<string, unknown>[];
+  const more = rows.length > limit;
+  const items = more ? rows.slice(0, limit) : rows;
+  const totalPages = total === null ? null : Math.ceil(total / limit);
+  const hasNext = total === null || cursor ? more : page < totalPages!;
+  const last = items.at(-1);
   send(res, 200, {
     items,
-    pagination: { page, limit, total, totalPages, hasNext: page < totalPages, hasPrev: page > 1 },
+    pagination: {
+      page,
+      limit,
+      total,
+      totalPages,
+      hasNext,
+      hasPrev: cursor ? true : page > 1,
+      nextCursor: hasNext && last ? encodeCursor(last[sortBy], last.id) : null,
+    },
   });
 }
 

@@ -1,21 +1,25 @@
 // `npm run bench`: the example API against the hand-written reference server, same machine, same
 // run, scenarios interleaved. Prints req/s, p99 and the ratio API/reference per scenario, and the
-// peak RSS of both server processes. The API runs with its cache off (CACHE=off) for every
-// scenario but the "cached" ones, which a second API process on the same database answers with
-// cache() on; their throughput is also compared with the uncached API's in the same run.
+// peak RSS of both server processes. The core scenarios run the API without its audit log and
+// cache (AUDIT=off CACHE=off) against a reference that writes no audit rows; the "audited" ones
+// run both with the audit log (the reference writing the same row in the same transaction); the
+// "cached" ones a third API process with cache() on, all on the same databases. Cached throughput
+// is also compared with the uncached API's in the same run.
+//   --rows <n>: the scale bench instead (bench/scale.ts): n seeded rows, lists on SQLite and PostgreSQL
 //   --only <text>: just the scenarios whose name contains it, and no 100 MiB upload
 //   --duration <s> (4)  --connections <n> (32)  --rounds <n> (3)  --seed <n> (2000)
 //   --db sqlite|postgres (sqlite): the example API's database; postgres uses a fresh database on the
 //   server CRUDKIT_TEST_POSTGRES_URL points at (scripts/services.sh starts one). The reference stays SQLite.
 
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import { runScale } from "./scale.ts";
+import { freshPostgres, HEADERS, peakRss, start, type Target, USER_HEADERS } from "./servers.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -25,24 +29,13 @@ const { values: args } = parseArgs({
     seed: { type: "string", default: "2000" },
     db: { type: "string", default: "sqlite" },
     only: { type: "string" },
+    rows: { type: "string" },
   },
 });
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const ROUNDS = Number(args.rounds);
 const SEED = Number(args.seed);
-const API_KEY = "bench-key";
-const USER_API_KEY = "bench-user-key";
-const HEADERS = { "x-api-key": API_KEY, "content-type": "application/json" };
-/** A user without roles: her order list is scoped by the `ownedBy` row rule. */
-const USER_HEADERS = { "x-api-key": USER_API_KEY, "content-type": "application/json" };
-
-interface Target {
-  name: "api" | "reference";
-  url: string;
-  process: ChildProcess;
-  ids: string[];
-}
 
 interface Scenario {
   name: string;
@@ -56,6 +49,8 @@ interface Scenario {
     body?: string;
     headers?: Record<string, string>;
   };
+  /** Served with the audit log on, by both servers (the others run without it: the plugin-free core). */
+  audited?: boolean;
   /** Fewer connections for large bodies. @default --connections */
   connections?: number;
   /** How many different requests each connection cycles through. @default 500 */
@@ -125,13 +120,24 @@ const scenarios: Scenario[] = [
     }),
   },
   {
+    name: "create, audited",
+    audited: true,
+    request: () => ({
+      method: "POST",
+      path: "/api/product",
+      body: JSON.stringify({ name: `${pick(NAMES)} ${counter++}`, price: 12.5 }),
+    }),
+  },
+  {
     name: "upload 1 MiB",
+    audited: true,
     connections: 4,
     variants: 1,
     request: () => ({ method: "POST", path: "/api/upload/file", body: UPLOAD_1M }),
   },
   {
     name: "upload 10 MiB",
+    audited: true,
     connections: 4,
     variants: 1,
     request: () => ({ method: "POST", path: "/api/upload/file", body: UPLOAD_10M }),
@@ -144,52 +150,16 @@ const scenarios: Scenario[] = [
       body: JSON.stringify({ price: counter++ % 100, status: "active" }),
     }),
   },
+  {
+    name: "update, audited",
+    audited: true,
+    request: (t) => ({
+      method: "PATCH",
+      path: `/api/product/${pick(t.ids)}`,
+      body: JSON.stringify({ price: counter++ % 100, status: "active" }),
+    }),
+  },
 ];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
-
-async function start(
-  name: Target["name"],
-  script: string,
-  dataDir: string,
-  databaseUrl = "",
-  maxFileSize = 10 * 1024 * 1024,
-  cache = "off",
-): Promise<Target> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATA_DIR: dataDir,
-      MAX_FILE_SIZE: String(maxFileSize),
-      API_KEY,
-      USER_API_KEY,
-      DATABASE_URL: databaseUrl,
-      CACHE: cache,
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    try {
-      const response = await fetch(`${url}/api/products`, { headers: HEADERS });
-      if (response.ok) return { name, url, process: child, ids: [] };
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${name} server did not start`);
-}
 
 async function seed(target: Target): Promise<void> {
   for (let i = 0; i < SEED; i++) {
@@ -266,8 +236,10 @@ async function uploadMemory(dir: string): Promise<void> {
     `{"filename":"big.bin","mimeType":"application/octet-stream","file":"${Buffer.alloc(size, 0x62).toString("base64")}"}`,
   );
   const targets = [
-    await start("api", "examples/server.ts", join(dir, "api-100"), "", 128 * 1024 * 1024),
-    await start("reference", "bench/reference-server.ts", join(dir, "reference-100"), "", 128 * 1024 * 1024),
+    await start("api", "examples/server.ts", join(dir, "api-100"), { maxFileSize: 128 * 1024 * 1024 }),
+    await start("reference", "bench/reference-server.ts", join(dir, "reference-100"), {
+      maxFileSize: 128 * 1024 * 1024,
+    }),
   ];
   try {
     for (const target of targets) {
@@ -289,24 +261,30 @@ async function uploadMemory(dir: string): Promise<void> {
   }
 }
 
-function peakRss(child: ChildProcess): number {
-  const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round(kb / 1024);
-}
-
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "crudkit-bench-"));
   const database = args.db === "postgres" ? await freshPostgres() : undefined;
-  const api = await start("api", "examples/server.ts", join(dir, "api"), database?.url);
-  const reference = await start("reference", "bench/reference-server.ts", join(dir, "reference"));
-  let cachedApi: Target | undefined;
+  const databaseUrl = database?.url;
+  // The plugin-free core: no audit log (nor cache) on either side.
+  const api = await start("api", "examples/server.ts", join(dir, "api"), { databaseUrl, audit: "off" });
+  const reference = await start("reference", "bench/reference-server.ts", join(dir, "reference"), {
+    audit: "off",
+  });
+  const others: Target[] = [];
   try {
     await seed(api);
     await seed(reference);
-    // Started after seeding: it finds the tables made and shares the uncached API's database.
-    cachedApi = await start("api", "examples/server.ts", join(dir, "api"), database?.url, undefined, "on");
-    cachedApi.ids = api.ids;
+    // Started after seeding, on the same databases: the cached API, and both servers with the audit log.
+    const cachedApi = await start("api", "examples/server.ts", join(dir, "api"), {
+      databaseUrl,
+      cache: "on",
+      audit: "off",
+    });
+    const auditedApi = await start("api", "examples/server.ts", join(dir, "api"), { databaseUrl });
+    const auditedReference = await start("reference", "bench/reference-server.ts", join(dir, "reference"));
+    others.push(cachedApi, auditedApi, auditedReference);
+    for (const target of [cachedApi, auditedApi]) target.ids = api.ids;
+    auditedReference.ids = reference.ids;
     console.log(
       `crudkit bench: API on ${args.db}, reference on SQLite; ${SEED} products seeded, ${CONNECTIONS} connections, ${DURATION}s x ${ROUNDS} rounds, interleaved\n`,
     );
@@ -332,12 +310,13 @@ async function main(): Promise<void> {
     const chosen = scenarios.filter((s) => named.includes(s) || named.some((n) => n.cachedOf === s.name));
     for (const scenario of chosen) {
       const totals = { api: [] as Measurement[], reference: [] as Measurement[] };
-      const ours = scenario.cachedOf ? cachedApi : api;
+      const ours = scenario.cachedOf ? cachedApi : scenario.audited ? auditedApi : api;
+      const theirs = scenario.audited ? auditedReference : reference;
       for (const path of scenario.warm?.(ours) ?? [])
         await (await fetch(ours.url + path, { headers: HEADERS })).arrayBuffer();
       for (let round = 0; round < ROUNDS; round++) {
         // Alternate which server goes first so neither always runs on a warmer machine.
-        const order = round % 2 === 0 ? [reference, ours] : [ours, reference];
+        const order = round % 2 === 0 ? [theirs, ours] : [ours, theirs];
         for (const target of order) totals[target.name].push(await measure(target, scenario));
       }
       const mean = (ms: Measurement[]) => ms.reduce((sum, m) => sum + m.requests, 0) / ms.length;
@@ -383,32 +362,12 @@ async function main(): Promise<void> {
     }
   } finally {
     api.process.kill();
-    cachedApi?.process.kill();
+    for (const target of others) target.process.kill();
     reference.process.kill();
     await database?.drop();
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** A new database on the PostgreSQL server the tests use, dropped after the run. */
-async function freshPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
-  const admin = process.env.CRUDKIT_TEST_POSTGRES_URL;
-  if (!admin)
-    throw new Error(
-      "--db postgres needs CRUDKIT_TEST_POSTGRES_URL (source scripts/services.sh && services_start)",
-    );
-  const { default: pg } = await import("pg");
-  const name = `crudkit_bench_${process.pid}`;
-  const run = async (statement: string) => {
-    const client = new pg.Client(admin);
-    await client.connect();
-    await client.query(statement);
-    await client.end();
-  };
-  await run(`create database ${name}`);
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
-}
-
-await main();
+if (args.rows) await runScale({ rows: Number(args.rows), rounds: ROUNDS, only: args.only, db: args.db });
+else await main();

@@ -62,6 +62,8 @@ export interface ExampleOptions {
   userApiKey?: string;
   /** Cache reads and lists in memory. @default true */
   cache?: boolean;
+  /** Record every write in the audit log. @default true */
+  audit?: boolean;
   /** Where uploads whose content comes before their name wait. @default the upload plugin's */
   spoolDir?: string;
 }
@@ -85,7 +87,7 @@ export function createExampleApp(options: ExampleOptions) {
         maxFileSize: Number(process.env.MAX_FILE_SIZE ?? 10 * 1024 * 1024),
         access: { upload: signedIn, read: signedIn, download: signedIn, delete: signedIn, list: signedIn },
       }),
-      audit({ access: { read: isAdmin } }),
+      ...(options.audit === false ? [] : [audit({ access: { read: isAdmin } })]),
       ...(options.cache === false ? [] : [cache({ ttl: 60, access: { stats: isAdmin } })]),
     ],
   });

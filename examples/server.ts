@@ -2,7 +2,7 @@
 //   PORT (3000), HOST (127.0.0.1), API_KEY (the admin's; a development key when unset),
 //   USER_API_KEY (a user without roles; a development key when unset), DATA_DIR (./data),
 //   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR), MAX_FILE_SIZE (10485760),
-//   CACHE (on; `off` serves every read from the database)
+//   CACHE (on; `off` serves every read from the database), AUDIT (on; `off` records no audit log)
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -32,6 +32,7 @@ const app = createExampleApp({
   uploadDir,
   spoolDir: join(dataDir, "spool"),
   cache: process.env.CACHE !== "off",
+  audit: process.env.AUDIT !== "off",
 });
 const running = await serve(await withSite(app, uploadDir), { port, hostname });
 

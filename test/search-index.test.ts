@@ -8,7 +8,7 @@ import { createClient } from "crudkit/client";
 import { type Kysely, type SqlBool, sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { likeMatch } from "../src/db/dialect.ts";
+import { dialectProfile } from "../src/db/dialect.ts";
 import { applyPlan } from "../src/db/migrations/apply.ts";
 import { planMigration } from "../src/db/migrations/plan.ts";
 import { resourceTable } from "../src/resource/resource-table.ts";
@@ -89,7 +89,7 @@ async function scanned(db: Kysely<any>, dialect: DialectName, term: string): Pro
     .selectFrom("note")
     .select("id")
     .where(
-      sql<SqlBool>`(${likeMatch(dialect, sql.ref("name"), pattern)} or ${likeMatch(dialect, sql.ref("notes"), pattern)})`,
+      sql<SqlBool>`(${dialectProfile(dialect).likeMatch(sql.ref("name"), pattern)} or ${dialectProfile(dialect).likeMatch(sql.ref("notes"), pattern)})`,
     )
     .execute();
   return rows.map((r) => String(r.id)).sort();
@@ -244,7 +244,8 @@ forEachDialect((dialect) => {
         const { rows } = await sql<{ n: number }>`select count(*) as n from memo__search`.execute(after.db);
         expect(Number(rows[0]!.n)).toBe(300);
       }
-      const db = { kysely: after.db, dialect: dialect.name, returning: dialect.name !== "mysql" };
+      const profile = dialectProfile(dialect.name);
+      const db = { kysely: after.db, dialect: dialect.name, profile, returning: profile.returning };
       expect((await planMigration(db, [resourceTable(searched)])).steps).toEqual([]);
 
       // Dropping a column rebuilds a SQLite table (rowids renumbered): the index is rebuilt with it.

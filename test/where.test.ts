@@ -4,6 +4,7 @@
 import { APIError, createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { dialectProfile } from "../src/db/dialect.ts";
 import { compileTemplate, runTemplate } from "../src/db/query-template.ts";
 import { type FilterField, parseWhere, type Where } from "../src/query/where.ts";
 import { compileWhere } from "../src/query/where-sql.ts";
@@ -165,7 +166,7 @@ forEachDialect((dialect) => {
     let query = app.db.selectFrom("item").select("label");
     let values: Record<string, unknown> = {};
     if (condition) {
-      const compiled = compileWhere(condition, FIELDS, dialect.name);
+      const compiled = compileWhere(condition, FIELDS, dialectProfile(dialect.name));
       query = query.where(compiled.build());
       values = compiled.values;
     }
@@ -234,7 +235,8 @@ describe("Where types", () => {
 
 describe("compiled filters", () => {
   it("share a shape when only values differ, and bind every value as a parameter", () => {
-    const shape = (where: unknown) => compileWhere(parseWhere(where, FIELDS)!, FIELDS, "postgres");
+    const shape = (where: unknown) =>
+      compileWhere(parseWhere(where, FIELDS)!, FIELDS, dialectProfile("postgres"));
     const a = shape({ label: { contains: "x" }, count: { in: [1, 2] } });
     const b = shape({ label: { contains: "y" }, count: { in: [3, 4] } });
     expect(a.shape).toBe(b.shape);

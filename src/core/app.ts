@@ -118,6 +118,7 @@ export function crudkit<
   const pluginContext: PluginContext = {
     db: database.kysely,
     dialect: database.dialect,
+    profile: database.profile,
     basePath,
     log,
     hooks: chainHooks(plugins.map((p) => p.hooks)),

@@ -3,7 +3,7 @@
 // answer with a `Where` over the plugin's records, as resource rules do.
 
 import type { Expression, SqlBool } from "kysely";
-import type { DialectName } from "../db/dialect.ts";
+import type { DialectProfile } from "../db/dialect.ts";
 import { type FilterField, parseRuleWhere, type Where } from "../query/where.ts";
 import { compileWhere } from "../query/where-sql.ts";
 import type { EndpointContext } from "./endpoint.ts";
@@ -52,7 +52,7 @@ export async function authorizePluginRoute<Ctx extends { user: User | null; head
 export async function admitPluginRows<Ctx extends { user: User | null; headers: Headers }, Rec>(
   rule: PluginRowRule<Ctx, Rec> | undefined,
   ctx: EndpointContext,
-  site: PluginRuleSite & { fields: ReadonlyMap<string, FilterField>; dialect: DialectName },
+  site: PluginRuleSite & { fields: ReadonlyMap<string, FilterField>; profile: DialectProfile },
   extra?: Omit<Ctx, "user" | "headers">,
 ): Promise<PluginAdmission> {
   const user = await ctx.getUser();
@@ -61,7 +61,7 @@ export async function admitPluginRows<Ctx extends { user: User | null; headers: 
   if (answer === true) return { user, scope: undefined };
   if (typeof answer !== "object" || answer === null || Array.isArray(answer)) throw refused(site);
   const condition = parseRuleWhere(answer, site.fields, `the ${site.operation} rule of ${site.subject}`);
-  return { user, scope: condition && compileWhere(condition, site.fields, site.dialect).expression() };
+  return { user, scope: condition && compileWhere(condition, site.fields, site.profile).expression() };
 }
 
 async function ask<Ctx>(

@@ -1,7 +1,7 @@
 // The plugin contract: a plain object that adds endpoints, tables, hooks and identity.
 
 import type { Kysely } from "kysely";
-import type { DialectName } from "../db/dialect.ts";
+import type { DialectName, DialectProfile } from "../db/dialect.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import type { AnyResourceHooks, HookChain } from "../resource/hooks.ts";
 import type { PageLimits } from "../resource/list-query.ts";
@@ -12,6 +12,8 @@ import type { Identify, MaybePromise, User } from "./identity.ts";
 export interface PluginContext {
   readonly db: Kysely<any>;
   readonly dialect: DialectName;
+  /** What the database can do and how it spells things (dates, booleans, exact equality…). */
+  readonly profile: DialectProfile;
   /** Every plugin's hooks, for plugins whose own operations (an upload, say) other plugins record. */
   readonly hooks: HookChain;
   readonly basePath: string;

@@ -3,7 +3,7 @@
 // SQLite and MySQL and parsed from PostgreSQL.
 
 import { checkJsonTextDepth } from "../core/input-checks.ts";
-import type { DialectName } from "./dialect.ts";
+import type { DialectProfile } from "./dialect.ts";
 
 /**
  * Deepest JSON a column is read back with. Input is refused far shallower (`maxJsonDepth`); this
@@ -11,8 +11,8 @@ import type { DialectName } from "./dialect.ts";
  */
 const READ_DEPTH_LIMIT = 1000;
 
-export function dateToColumn(value: string | Date, dialect: DialectName): string | Date {
-  if (dialect === "sqlite") return value instanceof Date ? value.toISOString() : value;
+export function dateToColumn(value: string | Date, profile: DialectProfile): string | Date {
+  if (profile.datesAsText) return value instanceof Date ? value.toISOString() : value;
   return value instanceof Date ? value : new Date(value);
 }
 

@@ -2,7 +2,7 @@
 
 import { type Dialect, Kysely, MysqlAdapter, PostgresAdapter, SqliteAdapter } from "kysely";
 import { ConfigError } from "../core/errors.ts";
-import type { DialectName } from "./dialect.ts";
+import { type DialectName, type DialectProfile, dialectProfile } from "./dialect.ts";
 import { openMysql } from "./mysql.ts";
 import { openPostgres } from "./postgres.ts";
 import { openSqlite, sqlitePath } from "./sqlite.ts";
@@ -28,7 +28,9 @@ export type DatabaseOptions =
 export interface Database {
   readonly kysely: Kysely<any>;
   readonly dialect: DialectName;
-  /** `INSERT/UPDATE/DELETE … RETURNING` is available. */
+  /** What this engine can do and how it spells things. */
+  readonly profile: DialectProfile;
+  /** `INSERT/UPDATE/DELETE … RETURNING` is available (the profile's, at hand). */
   readonly returning: boolean;
   /** SQLite files: the reader threads lists over big tables run on. */
   readonly readers?: SqliteReaders;
@@ -53,10 +55,8 @@ export function openDatabase(
   if (typeof url !== "string" || url === "") {
     throw new ConfigError(`database.url must be a string such as "${EXAMPLE_URLS[provider]}".`);
   }
-  if (provider === "postgres")
-    return { kysely: openPostgres(url, log, statementTimeout), dialect: "postgres", returning: true };
-  if (provider === "mysql")
-    return { kysely: openMysql(url, log, statementTimeout), dialect: "mysql", returning: false };
+  if (provider === "postgres") return described(openPostgres(url, log, statementTimeout), "postgres");
+  if (provider === "mysql") return described(openMysql(url, log, statementTimeout), "mysql");
   const readers = (options as { readers?: unknown }).readers ?? 2;
   if (typeof readers !== "number" || !Number.isInteger(readers) || readers < 0 || readers > 64)
     throw new ConfigError(`database.readers must be a whole number from 0 to 64, got ${String(readers)}.`);
@@ -79,13 +79,18 @@ function isKysely(value: unknown): value is Kysely<any> {
   return typeof candidate?.selectFrom === "function" && typeof candidate.getExecutor === "function";
 }
 
+function described(kysely: Kysely<any>, dialect: DialectName): Database {
+  const profile = dialectProfile(dialect);
+  return { kysely, dialect, profile, returning: profile.returning };
+}
+
 function describe(kysely: Kysely<any>): Database {
   const adapter = kysely.getExecutor().adapter;
   const is = (type: abstract new (...args: never[]) => unknown) =>
     adapter instanceof type || adapter.constructor.name === type.name;
-  if (is(SqliteAdapter)) return { kysely, dialect: "sqlite", returning: true };
-  if (is(PostgresAdapter)) return { kysely, dialect: "postgres", returning: true };
-  if (is(MysqlAdapter)) return { kysely, dialect: "mysql", returning: false };
+  if (is(SqliteAdapter)) return described(kysely, "sqlite");
+  if (is(PostgresAdapter)) return described(kysely, "postgres");
+  if (is(MysqlAdapter)) return described(kysely, "mysql");
   throw new ConfigError(
     "The Kysely instance uses a dialect crudkit does not know (sqlite, postgres, mysql).",
   );

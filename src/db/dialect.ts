@@ -1,95 +1,94 @@
-// What differs between SQL engines, in one place: column types and the few SQL forms that vary.
+// What differs between SQL engines, as data: one profile object per database (like Kysely's
+// DialectAdapter). Code asks the profile what its engine can do or how it spells a thing, and
+// never compares dialect names.
 
-import { type ColumnDataType, type Expression, type SqlBool, sql } from "kysely";
+import type { ColumnDataType, Expression, RawBuilder, SqlBool } from "kysely";
+import { mysqlProfile } from "./dialects/mysql.ts";
+import { postgresProfile } from "./dialects/postgres.ts";
+import { sqliteProfile } from "./dialects/sqlite.ts";
 import type { ColumnType } from "./table-definition.ts";
 
 export type DialectName = "sqlite" | "postgres" | "mysql";
 
-const COLUMN_TYPES: Record<DialectName, Record<ColumnType, ColumnDataType>> = {
-  // SQLite stores dates as ISO 8601 text (sortable as text), booleans as 0/1 and JSON as text.
-  sqlite: {
-    text: "text",
-    integer: "integer",
-    number: "real",
-    boolean: "integer",
-    date: "text",
-    json: "text",
-  },
-  postgres: {
-    text: "text",
-    integer: "bigint",
-    number: "double precision",
-    boolean: "boolean",
-    date: "timestamptz",
-    json: "jsonb",
-  },
-  mysql: {
-    text: "text",
-    integer: "bigint",
-    number: "double precision",
-    boolean: "boolean",
-    date: "datetime(3)",
-    json: "json",
-  },
+export interface DialectProfile {
+  readonly name: DialectName;
+  /** `INSERT/UPDATE/DELETE … RETURNING` exists. */
+  readonly returning: boolean;
+  /**
+   * `SELECT … FOR UPDATE` exists. SQLite has none and needs none: its write transactions already
+   * run one at a time.
+   */
+  readonly rowLocks: boolean;
+  /**
+   * How a column's type or nullability changes: in place (`ALTER COLUMN`, or MySQL's `MODIFY
+   * COLUMN`), or by copying the table into a new one (SQLite), which renumbers rowids.
+   */
+  readonly alterColumns: "alter column" | "modify column" | "rebuild";
+  /** How a migration runs without the statement timeout requests have (index builds take long). */
+  readonly untimedMigration:
+    | { scope: "transaction"; statement: RawBuilder<unknown> }
+    | { scope: "session"; read: RawBuilder<{ t: unknown }>; set(ms: number): RawBuilder<unknown> }
+    | undefined;
+  /** A date as a SQL literal, in the form the engine takes it. */
+  dateLiteral(date: Date): string;
+  /** `DROP INDEX` names the table (MySQL); elsewhere index names are unique in the schema. */
+  readonly dropIndexOnTable: boolean;
+  /** Indexed text must be a bounded VARCHAR (MySQL indexes no TEXT whole). */
+  readonly boundedIndexedText: boolean;
+  /** Booleans are stored as 0/1 (SQLite). */
+  readonly booleansAsIntegers: boolean;
+  /** Dates are stored as ISO 8601 text, which sorts as time (SQLite); elsewhere as timestamps. */
+  readonly datesAsText: boolean;
+  /** Text columns and bound parameters come back as they went in, no conversion needed. */
+  readonly readsAsWritten: boolean;
+  /**
+   * Equality of text compares bytes only when told (MySQL's collations ignore case and trailing
+   * spaces, as search wants); elsewhere `=` is exact.
+   */
+  readonly textEqualityIgnoresCase: boolean;
+  /**
+   * How `?search=` is served by an index: an FTS5 trigram table (SQLite), a pg_trgm GIN index per
+   * column (PostgreSQL), or none, a scan (MySQL/MariaDB: FULLTEXT matches words, not substrings).
+   */
+  readonly searchIndex: "fts5 trigram" | "pg_trgm" | "none";
+  /**
+   * Keyset pages compare row values, `(sort, id) > (?, ?)`, which the engine answers with one
+   * index range (SQLite, PostgreSQL); otherwise the comparison is spelled out with OR.
+   */
+  readonly rowValueKeyset: boolean;
+  /** Nulls sort first ascending only when told (PostgreSQL sorts them last). */
+  readonly explicitNullsOrder: boolean;
+
+  /** The column type for a portable type; `keyed` columns (keys, indexed) may need a bounded one. */
+  columnType(type: ColumnType, keyed: boolean): ColumnDataType | Expression<unknown>;
+  /** Options after `CREATE TABLE (…)`, such as a character set. */
+  readonly tableOptions: Expression<unknown> | undefined;
+  /** The current time in the form crudkit stores dates, as a column default. */
+  readonly currentTime: Expression<unknown>;
+  /** `column` matches a LIKE pattern (with `\` escaping), ignoring case as search does. */
+  likeMatch(column: Expression<unknown>, pattern: unknown): Expression<SqlBool>;
+  /** `column = value`, compared exactly (bytes, not collation), while still using the index. */
+  equalsExactly(column: string, value: unknown): Expression<SqlBool>;
+  /** The table's row count from statistics, as `total`; cheap, and approximate. */
+  tableEstimate(table: string): RawBuilder<{ total: unknown }>;
+  /**
+   * How many rows the planner expects a query to match: the EXPLAIN prefix and how to read its
+   * answer. None on SQLite, whose planner keeps no row estimates.
+   */
+  readonly plannedRows:
+    | { prefix: string; read(rows: readonly Record<string, unknown>[]): number | undefined }
+    | undefined;
+  /** Every index of the current schema, with its table. */
+  indexes(): RawBuilder<{ name: string; tableName: string }>;
+}
+
+const PROFILES: Record<DialectName, DialectProfile> = {
+  sqlite: sqliteProfile,
+  postgres: postgresProfile,
+  mysql: mysqlProfile,
 };
 
-/**
- * The column type for a dialect. `keyed` columns (primary key, unique, indexed) that hold text
- * are `varchar(255)` with a binary collation on MySQL: TEXT cannot be indexed whole, and ids must
- * compare case-sensitively even though the table's collation (for search) does not.
- */
-export function columnDataType(
-  dialect: DialectName,
-  type: ColumnType,
-  keyed = false,
-): ColumnDataType | Expression<unknown> {
-  if (dialect === "mysql" && type === "text") {
-    // LONGTEXT, as MySQL's TEXT holds only 64 KiB and a string field without a maximum must
-    // store what the body limit lets through.
-    return keyed ? sql`varchar(255) character set utf8mb4 collate utf8mb4_bin` : sql`longtext`;
-  }
-  return COLUMN_TYPES[dialect][type];
-}
-
-/** MySQL tables are utf8mb4 with a case-insensitive collation, so search ignores case there too. */
-export function tableOptions(dialect: DialectName): Expression<unknown> | undefined {
-  return dialect === "mysql" ? sql`default character set utf8mb4 collate utf8mb4_unicode_ci` : undefined;
-}
-
-/**
- * `column` matches a LIKE pattern (with `\` escaping), ignoring case: ILIKE on PostgreSQL; on
- * MySQL the pattern's collation is named, so indexed columns (binary collation) match as others do.
- */
-export function likeMatch(
-  dialect: DialectName,
-  column: Expression<unknown>,
-  pattern: unknown,
-): Expression<SqlBool> {
-  const backslash = sql.lit("\\");
-  if (dialect === "postgres") return sql<SqlBool>`${column} ilike ${pattern} escape ${backslash}`;
-  if (dialect === "mysql")
-    return sql<SqlBool>`${column} like ${pattern} collate utf8mb4_unicode_ci escape ${backslash}`;
-  return sql<SqlBool>`${column} like ${pattern} escape ${backslash}`;
-}
-
-/**
- * `SELECT … FOR UPDATE` exists. SQLite has none and needs none: its write transactions already
- * run one at a time.
- */
-export function supportsRowLocks(dialect: DialectName): boolean {
-  return dialect !== "sqlite";
-}
-
-/**
- * `column = value`, compared exactly. MySQL's collations pad with spaces, so `'a' = 'a '` holds
- * there and a request for id "a " would reach record "a"; the bytes are compared too, while the
- * plain equality still picks the index.
- *
- * MySQL: (`id` = ? and cast(`id` as binary) = cast(? as binary)); elsewhere "id" = ?
- */
-export function equalsExactly(dialect: DialectName, column: string, value: unknown): Expression<SqlBool> {
-  const ref = sql.ref(column);
-  return dialect === "mysql"
-    ? sql<SqlBool>`(${ref} = ${value} and cast(${ref} as binary) = cast(${value} as binary))`
-    : sql<SqlBool>`${ref} = ${value}`;
+/** The profile of a database engine. */
+export function dialectProfile(name: DialectName): DialectProfile {
+  return PROFILES[name];
 }

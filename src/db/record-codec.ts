@@ -3,7 +3,7 @@
 
 import type { Field } from "../schema/field-model.ts";
 import { dateFromColumn, dateToColumn, jsonFromColumn } from "./column-values.ts";
-import type { DialectName } from "./dialect.ts";
+import type { DialectProfile } from "./dialect.ts";
 
 export interface RecordCodec {
   toRow(record: Readonly<Record<string, unknown>>): Record<string, unknown>;
@@ -17,13 +17,13 @@ const same: Convert = (v) => v;
 /** `log` hears of stored values that cannot be read back (see `jsonFromColumn`). */
 export function createRecordCodec(
   fields: readonly Field[],
-  dialect: DialectName,
+  profile: DialectProfile,
   log: (message: string, error: unknown) => void,
 ): RecordCodec {
-  const writers = fields.map((f) => [f.name, writer(f, dialect)] as const);
+  const writers = fields.map((f) => [f.name, writer(f, profile)] as const);
   const readers = fields.map((f) => [f.name, reader(f, log), f.nullable] as const);
   // When every column already reads back as its record value, rows are records: no copy per row.
-  const rowsAreRecords = fields.every((f) => readsAsIs(f, dialect));
+  const rowsAreRecords = fields.every((f) => readsAsIs(f, profile));
   return {
     toRow(record) {
       const row: Record<string, unknown> = {};
@@ -50,12 +50,12 @@ export function createRecordCodec(
   };
 }
 
-function writer(field: Field, dialect: DialectName): Convert {
+function writer(field: Field, profile: DialectProfile): Convert {
   switch (field.kind) {
     case "boolean":
-      return dialect === "sqlite" ? (v) => (v ? 1 : 0) : same;
+      return profile.booleansAsIntegers ? (v) => (v ? 1 : 0) : same;
     case "date":
-      return (v) => dateToColumn(v as string | Date, dialect);
+      return (v) => dateToColumn(v as string | Date, profile);
     case "json":
       return (v) => JSON.stringify(v);
     default:
@@ -79,8 +79,8 @@ function reader(field: Field, log: (message: string, error: unknown) => void): C
   }
 }
 
-function readsAsIs(field: Field, dialect: DialectName): boolean {
-  if (dialect !== "sqlite" || field.optional) return false;
+function readsAsIs(field: Field, profile: DialectProfile): boolean {
+  if (!profile.readsAsWritten || field.optional) return false;
   return (
     field.kind === "string" ||
     field.kind === "enum" ||

@@ -17,6 +17,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from "kysely";
+import { APIError } from "../core/errors.ts";
 
 // Plain JavaScript, run with `eval`: the same code whether crudkit runs from TypeScript sources
 // (tsx, vitest) or from its build, with no file of its own to locate.
@@ -67,7 +68,10 @@ class Reader {
       this.pending.clear();
     };
     this.worker.on("error", fail);
-    this.worker.on("exit", () => fail(new Error("The SQLite reader thread stopped.")));
+    // Only app.close() stops a reader: a list still running then gets the shutdown's 503.
+    this.worker.on("exit", () =>
+      fail(new APIError("SERVICE_UNAVAILABLE", "The service is shutting down; try again shortly.")),
+    );
     this.kysely = new Kysely<any>({ dialect: readerDialect(this) });
   }
 

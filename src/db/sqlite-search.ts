@@ -2,9 +2,10 @@
 // narrows the rows to those holding the term's trigrams; the LIKE that search always ran then
 // decides, so results are exactly what a scan finds, just without the scan.
 
-import { type Expression, type SqlBool, sql } from "kysely";
+import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
 import type { Database } from "./database.ts";
 import { searchTableName } from "./migrations/search-index.ts";
+import { type QueryTemplate, runTemplate, slot } from "./query-template.ts";
 
 /**
  * Whether the index can answer `term`: trigrams need three characters, and a NUL would end the
@@ -57,4 +58,20 @@ export function searchIndexColumns(database: Database, table: string): () => Pro
       });
     return looking;
   };
+}
+
+/** At most this many rows holding a term's trigrams: reading them all is cheap. */
+const FEW = 1000;
+
+/**
+ * Whether the index holds at most a thousand candidate rows for an FTS5 query (`phraseIn`): then
+ * any list searching it, counted or sorted, reads only those, however big the table.
+ */
+export function fewCandidates(database: Database, table: string) {
+  const search = sql.table(searchTableName(table));
+  const compiled = sql<{ n: number }>`select count(*) as n from (select rowid from ${search}
+    where ${search} match ${slot("match")} limit ${sql.lit(FEW + 1)})`.compile(database.kysely);
+  const template: QueryTemplate = { compiled, parameters: compiled.parameters };
+  return async (db: Kysely<any>, match: string): Promise<boolean> =>
+    Number((await runTemplate<{ n: number }>(db, template, { match })).rows[0]?.n) <= FEW;
 }

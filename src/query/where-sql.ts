@@ -7,7 +7,7 @@
 
 import { type Expression, type SqlBool, sql } from "kysely";
 import { dateToColumn } from "../db/column-values.ts";
-import { type DialectName, likeMatch } from "../db/dialect.ts";
+import type { DialectProfile } from "../db/dialect.ts";
 import { slot } from "../db/query-template.ts";
 import type { Condition, FieldCondition, FilterField } from "./where.ts";
 
@@ -25,7 +25,7 @@ export interface CompiledWhere {
 export function compileWhere(
   condition: Condition,
   fields: ReadonlyMap<string, FilterField>,
-  dialect: DialectName,
+  profile: DialectProfile,
   /** Names the slots `<prefix>0`, `<prefix>1`…, so two filters can share a statement. */
   prefix = "w",
 ): CompiledWhere {
@@ -36,7 +36,7 @@ export function compileWhere(
   const at = (name: string): unknown => (inline ? values[name] : slot(name));
   const bind = (field: FilterField, value: unknown): string => {
     const name = `${prefix}${next++}`;
-    values[name] = toColumn(field, value, dialect);
+    values[name] = toColumn(field, value, profile);
     return name;
   };
 
@@ -75,14 +75,14 @@ export function compileWhere(
       case "in":
       case "nin": {
         const names = (c.value as unknown[]).map((v) => bind(field, v));
-        const list = () => sql.join(names.map((n) => exact(field, dialect, at(n))));
+        const list = () => sql.join(names.map((n) => exact(field, profile, at(n))));
         const negate = c.op === "nin" ? sql.raw("not ") : sql.raw("");
-        const exactIn = () => sql<SqlBool>`${exact(field, dialect, ref)} ${negate}in (${list()})`;
+        const exactIn = () => sql<SqlBool>`${exact(field, profile, ref)} ${negate}in (${list()})`;
         return {
           shape: `${c.field}:${c.op}${names.length}`,
           // MySQL: the plain `in` first, so an index on the column still serves it.
           build: () =>
-            c.op === "in" && comparesBytes(field, dialect)
+            c.op === "in" && comparesBytes(field, profile)
               ? sql<SqlBool>`(${ref} in (${sql.join(names.map(at))}) and ${exactIn()})`
               : exactIn(),
         };
@@ -97,19 +97,19 @@ export function compileWhere(
         values[name] = pattern;
         return {
           shape: `${c.field}:${c.op}`,
-          build: () => likeMatch(dialect, ref, at(name)),
+          build: () => profile.likeMatch(ref, at(name)),
         };
       }
       default: {
         const name = bind(field, c.value);
         const op = sql.raw(SQL_OPERATORS[c.op]);
         const compare = () =>
-          sql<SqlBool>`${exact(field, dialect, ref)} ${op} ${exact(field, dialect, at(name))}`;
+          sql<SqlBool>`${exact(field, profile, ref)} ${op} ${exact(field, profile, at(name))}`;
         return {
           shape: `${c.field}:${c.op}`,
           // MySQL: the plain `=` first, so an index on the column still serves it.
           build: () =>
-            c.op === "eq" && comparesBytes(field, dialect)
+            c.op === "eq" && comparesBytes(field, profile)
               ? sql<SqlBool>`(${ref} = ${at(name)} and ${compare()})`
               : compare(),
         };
@@ -135,13 +135,13 @@ const SQL_OPERATORS = { eq: "=", ne: "<>", gt: ">", gte: ">=", lt: "<", lte: "<=
  * search), so there both sides are cast to binary. Text matching (`contains`…) stays
  * case-insensitive everywhere, as search is.
  */
-function exact(field: FilterField, dialect: DialectName, value: unknown): Expression<unknown> {
+function exact(field: FilterField, profile: DialectProfile, value: unknown): Expression<unknown> {
   const expression = isExpression(value) ? value : sql`${value}`;
-  return comparesBytes(field, dialect) ? sql`cast(${expression} as binary)` : expression;
+  return comparesBytes(field, profile) ? sql`cast(${expression} as binary)` : expression;
 }
 
-function comparesBytes(field: FilterField, dialect: DialectName): boolean {
-  return dialect === "mysql" && (field.kind === "string" || field.kind === "enum");
+function comparesBytes(field: FilterField, profile: DialectProfile): boolean {
+  return profile.textEqualityIgnoresCase && (field.kind === "string" || field.kind === "enum");
 }
 
 function isExpression(value: unknown): value is Expression<unknown> {
@@ -149,8 +149,8 @@ function isExpression(value: unknown): value is Expression<unknown> {
 }
 
 /** A checked value as its column holds it. */
-function toColumn(field: FilterField, value: unknown, dialect: DialectName): unknown {
-  if (field.kind === "date") return dateToColumn(value as Date, dialect);
-  if (field.kind === "boolean" && dialect === "sqlite") return value ? 1 : 0;
+function toColumn(field: FilterField, value: unknown, profile: DialectProfile): unknown {
+  if (field.kind === "date") return dateToColumn(value as Date, profile);
+  if (field.kind === "boolean" && profile.booleansAsIntegers) return value ? 1 : 0;
   return value;
 }

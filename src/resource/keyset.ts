@@ -9,7 +9,7 @@
 import { type Expression, type SqlBool, sql } from "kysely";
 import { APIError } from "../core/errors.ts";
 import { dateFromColumn, dateToColumn } from "../db/column-values.ts";
-import type { DialectName } from "../db/dialect.ts";
+import type { DialectProfile } from "../db/dialect.ts";
 import { slot } from "../db/query-template.ts";
 import type { FilterField } from "../query/where.ts";
 
@@ -52,7 +52,7 @@ export function decodeCursor(
   text: string,
   binding: CursorBinding,
   field: FilterField,
-  dialect: DialectName,
+  profile: DialectProfile,
 ): Cursor {
   const bad = (why: string) =>
     new APIError(
@@ -75,7 +75,7 @@ export function decodeCursor(
     throw bad("it is malformed");
   return {
     direction: direction === "a" ? "after" : "before",
-    value: columnValue(field, value, dialect, bad),
+    value: columnValue(field, value, profile, bad),
     id,
   };
 }
@@ -84,7 +84,7 @@ export function decodeCursor(
 function columnValue(
   field: FilterField,
   value: unknown,
-  dialect: DialectName,
+  profile: DialectProfile,
   bad: (why: string) => APIError,
 ) {
   if (value === null) return null;
@@ -95,11 +95,11 @@ function columnValue(
       return value;
     case "boolean":
       if (typeof value !== "boolean") throw bad("it is malformed");
-      return dialect === "sqlite" ? (value ? 1 : 0) : value;
+      return profile.booleansAsIntegers ? (value ? 1 : 0) : value;
     case "date": {
       const time = typeof value === "string" && value.length <= 40 ? Date.parse(value) : Number.NaN;
       if (Number.isNaN(time)) throw bad("it is malformed");
-      return dateToColumn(new Date(time), dialect);
+      return dateToColumn(new Date(time), profile);
     }
     default:
       if (typeof value !== "string" || value.length > 10_000) throw bad("it is malformed");

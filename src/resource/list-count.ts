@@ -2,7 +2,7 @@
 // database's statistics when nothing narrows the list, and otherwise counts exactly up to a
 // threshold and then takes the planner's estimate (PostgREST's `planned`); `none` skips it.
 
-import { type CompiledQuery, type Kysely, sql } from "kysely";
+import type { CompiledQuery, Kysely } from "kysely";
 import type { Database } from "../db/database.ts";
 import { type QueryTemplate, runTemplate } from "../db/query-template.ts";
 import type { CountMode } from "./list-query.ts";
@@ -18,6 +18,8 @@ export interface ListTemplates {
   matching: QueryTemplate;
   /** A filter, search or row rule narrows the list. */
   narrowed: boolean;
+  /** SQLite: whether the page walks an index up to its LIMIT (see sqlite-plan.ts), once known. */
+  walks?: Promise<boolean>;
 }
 
 /** Below this many rows an estimate is not worth its error: the count is exact. */
@@ -47,22 +49,22 @@ export async function countRows(
 }
 
 /** The table's row count from statistics; undefined when there are none. */
+/** The estimate's query per database and table, compiled once. */
+const estimates = new WeakMap<Database, Map<string, QueryTemplate>>();
+
 async function tableEstimate(
   db: Kysely<any>,
   database: Database,
   table: string,
 ): Promise<number | undefined> {
-  const query =
-    database.dialect === "postgres"
-      ? sql<{
-          total: unknown;
-        }>`select reltuples as total from pg_class where oid = to_regclass(${`"${table.replace(/"/g, '""')}"`})`
-      : database.dialect === "mysql"
-        ? sql<{ total: unknown }>`select table_rows as total from information_schema.tables
-            where table_schema = database() and table_name = ${table}`
-        : // Rows are appended with growing rowids: the largest is the count, less any deleted.
-          sql<{ total: unknown }>`select max(rowid) as total from ${sql.table(table)}`;
-  const total = Number((await query.execute(db)).rows[0]?.total);
+  let template = estimates.get(database)?.get(table);
+  if (!template) {
+    const compiled = database.profile.tableEstimate(table).compile(database.kysely);
+    template = { compiled, parameters: compiled.parameters };
+    if (!estimates.has(database)) estimates.set(database, new Map());
+    estimates.get(database)!.set(table, template);
+  }
+  const total = Number((await runTemplate(db, template, {})).rows[0]?.total);
   // PostgreSQL reports -1 for a table never analyzed.
   return Number.isFinite(total) && total >= 0 ? Math.round(total) : undefined;
 }
@@ -74,21 +76,15 @@ async function plannedRows(
   template: QueryTemplate,
   values: Record<string, unknown>,
 ): Promise<number | undefined> {
-  if (database.dialect === "sqlite") return undefined;
-  const prefix = database.dialect === "postgres" ? "explain (format json) " : "explain ";
+  const planned = database.profile.plannedRows;
+  if (!planned) return undefined;
   const text = template.compiled.sql;
-  const explain = { ...template, compiled: { ...template.compiled, sql: prefix + text } as CompiledQuery };
+  const explain = {
+    ...template,
+    compiled: { ...template.compiled, sql: planned.prefix + text } as CompiledQuery,
+  };
   const { rows } = await runTemplate<Record<string, unknown>>(db, explain, values);
-  if (database.dialect === "postgres") {
-    const plan = rows[0]?.["QUERY PLAN"] as [{ Plan: { "Plan Rows": number } }] | string | undefined;
-    const parsed = typeof plan === "string" ? JSON.parse(plan) : plan;
-    return Number(parsed?.[0]?.Plan?.["Plan Rows"]) || undefined;
-  }
-  // MySQL / MariaDB: rows examined, times the share the condition keeps.
-  const row = rows[0];
-  const examined = Number(row?.rows);
-  const filtered = row?.filtered === undefined || row?.filtered === null ? 100 : Number(row.filtered);
-  return Number.isFinite(examined) ? Math.round((examined * filtered) / 100) : undefined;
+  return planned.read(rows);
 }
 
 function toCount(value: unknown): number {

@@ -4,10 +4,16 @@
 import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
 import { APIError } from "../core/errors.ts";
 import { type Database, isUniqueViolation, violatedUnique } from "../db/database.ts";
-import { equalsExactly, likeMatch, supportsRowLocks } from "../db/dialect.ts";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import { createRecordCodec } from "../db/record-codec.ts";
-import { indexableTerm, indexedRows, phraseIn, searchIndexColumns } from "../db/sqlite-search.ts";
+import { walksIndex } from "../db/sqlite-plan.ts";
+import {
+  fewCandidates,
+  indexableTerm,
+  indexedRows,
+  phraseIn,
+  searchIndexColumns,
+} from "../db/sqlite-search.ts";
 import { indexName } from "../db/table-definition.ts";
 import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
@@ -52,6 +58,9 @@ export interface ListScope {
 
 const TEMPLATE_CACHE_LIMIT = 256;
 
+/** An OFFSET past this many rows reads them all first: such a page goes to a reader thread. */
+const CHEAP_OFFSET = 1000;
+
 /** Past this many rows a list may take long enough to be worth a reader thread. */
 const BIG_TABLE = 10_000;
 
@@ -77,9 +86,9 @@ export function createRecordStore(
   fields: ReadonlyMap<string, FilterField>,
   log: (message: string, error: unknown) => void,
 ): RecordStore {
-  const { kysely: builder, dialect, returning } = database;
+  const { kysely: builder, profile, returning } = database;
   const table = resource.name;
-  const codec = createRecordCodec(resource.fields, dialect, log);
+  const codec = createRecordCodec(resource.fields, profile, log);
   const columns = resource.fields.map((f) => f.name);
   const defaultSort = resource.timestamps ? "createdAt" : "id";
   const nullableFields = new Set(resource.fields.filter((f) => f.optional || f.nullable).map((f) => f.name));
@@ -88,10 +97,10 @@ export function createRecordStore(
     builder.insertInto(table).values(Object.fromEntries(columns.map((c) => [c, slot(c)]))),
   );
   // SELECT * FROM "product" WHERE "id" = ?
-  const byId = equalsExactly(dialect, "id", slot("$id"));
+  const byId = profile.equalsExactly("id", slot("$id"));
   const findById = compileTemplate(builder.selectFrom(table).selectAll().where(byId));
   // SELECT * FROM "product" WHERE "id" = ? FOR UPDATE
-  const findLocked = supportsRowLocks(dialect)
+  const findLocked = profile.rowLocks
     ? compileTemplate(builder.selectFrom(table).selectAll().where(byId).forUpdate())
     : findById;
   const deleteById = returning
@@ -103,10 +112,13 @@ export function createRecordStore(
   // SQLite searches through its FTS5 index once a migration built it; elsewhere the LIKE itself
   // is what an index (pg_trgm) serves, or what scans (MySQL).
   const big = database.readers ? bigTable(database, table) : undefined;
+  const few = big && resource.searchable.length > 0 ? fewCandidates(database, table) : undefined;
   const searchIndex =
-    dialect === "sqlite" && resource.searchable.length > 0 ? searchIndexColumns(database, table) : undefined;
+    profile.searchIndex === "fts5 trigram" && resource.searchable.length > 0
+      ? searchIndexColumns(database, table)
+      : undefined;
 
-  const compileScope = (scope: Condition) => compileWhere(scope, fields, dialect, "r");
+  const compileScope = (scope: Condition) => compileWhere(scope, fields, profile, "r");
   // SELECT * FROM t WHERE id = ? AND (<rule>) [FOR UPDATE]; DELETE … WHERE id = ? AND (<rule>) [RETURNING *]
   const scopedTemplates = (rule: CompiledWhere) => {
     let templates = scoped.get(rule.shape);
@@ -116,7 +128,7 @@ export function createRecordStore(
       const deleting = builder.deleteFrom(table).where(where);
       templates = {
         find,
-        lock: supportsRowLocks(dialect)
+        lock: profile.rowLocks
           ? compileTemplate(builder.selectFrom(table).selectAll().where(where).forUpdate())
           : find,
         delete: compileTemplate(returning ? deleting.returningAll() : deleting),
@@ -162,7 +174,7 @@ export function createRecordStore(
       if (query.search)
         conditions.push(
           sql<SqlBool>`(${sql.join(
-            searchIn.map((f) => likeMatch(dialect, sql.ref(f), slot("search"))),
+            searchIn.map((f) => profile.likeMatch(sql.ref(f), slot("search"))),
             sql` or `,
           )})`,
         );
@@ -182,12 +194,12 @@ export function createRecordStore(
       const nullable = nullableFields.has(sortBy);
       if (keyset)
         page = page.where(
-          keysetCondition(sortBy, ascending, keyset.valueIsNull, nullable, dialect !== "mysql"),
+          keysetCondition(sortBy, ascending, keyset.valueIsNull, nullable, profile.rowValueKeyset),
         );
       const direction = ascending ? "asc" : "desc";
       // Nulls first ascending and last descending everywhere; PostgreSQL's own default is the reverse.
       page =
-        dialect === "postgres" && nullable
+        profile.explicitNullsOrder && nullable
           ? page.orderBy(
               sql`${sql.ref(sortBy)} ${sql.raw(direction)} nulls ${sql.raw(ascending ? "first" : "last")}`,
             )
@@ -283,15 +295,12 @@ export function createRecordStore(
         : db.transaction().execute((trx) => deleteLocked(trx, id, scope));
     },
     async list(main, query, within = {}) {
-      // Over a big SQLite table, the list runs on a reader thread: however long it takes, the
-      // event loop goes on serving other requests.
-      const db = !main.isTransaction && big && (await big()) ? database.readers!.pick() : main;
-      const filter = query.where ? compileWhere(query.where, fields, dialect) : undefined;
+      const filter = query.where ? compileWhere(query.where, fields, profile) : undefined;
       const rule = within.scope ? compileScope(within.scope) : undefined;
       const sortBy = query.sortBy ?? defaultSort;
       const binding = { resource: resource.name, sortBy, sortOrder: query.sortOrder };
       const sortField = fields.get(sortBy)!;
-      const cursor = query.cursor ? decodeCursor(query.cursor, binding, sortField, dialect) : undefined;
+      const cursor = query.cursor ? decodeCursor(query.cursor, binding, sortField, profile) : undefined;
       const keyset = cursor && { direction: cursor.direction, valueIsNull: cursor.value === null };
       const searchIn = within.searchIn ?? resource.searchable;
       let indexed = false;
@@ -300,6 +309,16 @@ export function createRecordStore(
         indexed = searchIn.every((f) => covered.has(f));
       }
       const templates = listTemplates(query, filter, rule, searchIn, indexed, keyset);
+      // Over a big SQLite table, a list that may read more than its page runs on a reader thread:
+      // however long it takes, the event loop goes on serving other requests.
+      const cheap = async () => {
+        if (!cursor && (query.page - 1) * query.limit > CHEAP_OFFSET) return false;
+        // A rare term: the list reads only the few rows the index holds for it, counted or not.
+        if (indexed && (await few!(main, values.match!))) return true;
+        if (query.count === "exact" || (query.count === "estimated" && templates.narrowed)) return false;
+        templates.walks ??= walksIndex(main, templates.page, values, templates.narrowed);
+        return templates.walks;
+      };
       const search = query.search === undefined ? undefined : `%${query.search.replace(/[\\%_]/g, "\\$&")}%`;
       const values = {
         match: indexed ? phraseIn(searchIn, query.search!) : undefined,
@@ -312,6 +331,8 @@ export function createRecordStore(
         kv: cursor?.value,
         ki: cursor?.id,
       };
+      const db =
+        !main.isTransaction && big && (await big()) && !(await cheap()) ? database.readers!.pick() : main;
       const total =
         query.count === "none" ? null : await countRows(db, database, table, templates, values, query.count);
       const { rows } = await runTemplate<Row>(db, templates.page, values);

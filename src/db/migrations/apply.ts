@@ -1,7 +1,7 @@
 // Applies a plan: every statement, then its record, in one transaction where the engine allows
 // DDL in transactions (PostgreSQL, SQLite). MySQL commits each DDL statement by itself.
 
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Database } from "../database.ts";
 import { readLiveSchema } from "./live-schema.ts";
 import type { MigrationPlan, MigrationStep } from "./plan.ts";
@@ -22,29 +22,33 @@ export async function applyPlan(
     await recordMigration(db, executor, { name, statements, tables: plan.tables });
   };
   // Building an index on a big table may take longer than requests may: no statement timeout here.
-  if (db.dialect === "mysql") {
+  const untimed = db.profile.untimedMigration;
+  if (untimed?.scope === "session") {
+    // DDL commits by itself here (MySQL): one connection, its session timeout lifted, then put back.
     await db.kysely.connection().execute(async (connection) => {
-      const previous = await sessionTimeout(connection);
-      if (previous !== undefined) await sql`set session max_statement_time = 0`.execute(connection);
+      const previous = await sessionTimeout(connection, untimed.read);
+      if (previous !== undefined) await untimed.set(0).execute(connection);
       try {
         await run(connection);
       } finally {
-        if (previous !== undefined)
-          await sql`set session max_statement_time = ${sql.lit(previous)}`.execute(connection);
+        if (previous !== undefined) await untimed.set(previous).execute(connection);
       }
     });
   } else {
     await db.kysely.transaction().execute(async (trx) => {
-      if (db.dialect === "postgres") await sql`set local statement_timeout = 0`.execute(trx);
+      if (untimed) await untimed.statement.execute(trx);
       await run(trx);
     });
   }
 }
 
-/** MariaDB's statement timeout of this connection; undefined on MySQL, which has none for DDL. */
-async function sessionTimeout(connection: Kysely<any>): Promise<number | undefined> {
+/** The session's statement timeout; undefined where there is none to lift (MySQL, for DDL). */
+async function sessionTimeout(
+  connection: Kysely<any>,
+  read: RawBuilder<{ t: unknown }>,
+): Promise<number | undefined> {
   try {
-    const { rows } = await sql<{ t: unknown }>`select @@session.max_statement_time as t`.execute(connection);
+    const { rows } = await read.execute(connection);
     return Number(rows[0]?.t);
   } catch {
     return undefined;

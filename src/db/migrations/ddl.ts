@@ -3,7 +3,7 @@
 
 import { type ColumnDefinitionBuilder, type Compilable, sql } from "kysely";
 import type { Database } from "../database.ts";
-import { columnDataType, type DialectName, tableOptions } from "../dialect.ts";
+import type { DialectProfile } from "../dialect.ts";
 import type { ColumnDefinition, TableDefinition } from "../table-definition.ts";
 
 const text = (query: Compilable) => query.compile().sql;
@@ -22,11 +22,11 @@ export function createTableStatements(db: Database, table: TableDefinition, as =
   let builder = db.kysely.schema.createTable(as);
   const keyed = keyedColumns(table);
   for (const [name, column] of Object.entries(table.columns)) {
-    builder = builder.addColumn(name, columnDataType(db.dialect, column.type, keyed.has(name)), (c) =>
-      constraints(c, name, column, db.dialect),
+    builder = builder.addColumn(name, db.profile.columnType(column.type, keyed.has(name)), (c) =>
+      constraints(c, name, column, db.profile),
     );
   }
-  const options = tableOptions(db.dialect);
+  const options = db.profile.tableOptions;
   return [
     text(options ? builder.modifyEnd(options) : builder),
     ...(table.indexes ?? []).map((i) => createIndexStatement(db, table.name, i)),
@@ -65,10 +65,10 @@ export function addColumnStatement(
   return text(
     db.kysely.schema
       .alterTable(table.name)
-      .addColumn(name, columnDataType(db.dialect, column.type, keyed), (c) => {
-        const built = constraints(c, name, definition, db.dialect);
+      .addColumn(name, db.profile.columnType(column.type, keyed), (c) => {
+        const built = constraints(c, name, definition, db.profile);
         return column.notNull && !column.defaultNow
-          ? built.defaultTo(storedLiteral(db.dialect, column, fill))
+          ? built.defaultTo(storedLiteral(db.profile, column, fill))
           : built;
       }),
   );
@@ -81,7 +81,7 @@ export function dropColumnStatement(db: Database, table: string, column: string)
 export function dropIndexStatement(db: Database, table: string, name: string): string {
   // MySQL names the table; PostgreSQL and SQLite index names are unique in the schema.
   const drop = db.kysely.schema.dropIndex(name);
-  return text(db.dialect === "mysql" ? drop.on(table) : drop);
+  return text(db.profile.dropIndexOnTable ? drop.on(table) : drop);
 }
 
 export function dropTableStatement(db: Database, table: string): string {
@@ -96,8 +96,8 @@ export function alterColumnStatements(
   change: "type" | "nullability",
 ): string[] {
   const column = table.columns[name]!;
-  const type = columnDataType(db.dialect, column.type, keyedColumns(table).has(name));
-  if (db.dialect === "mysql") {
+  const type = db.profile.columnType(column.type, keyedColumns(table).has(name));
+  if (db.profile.alterColumns === "modify column") {
     return [
       text(
         db.kysely.schema
@@ -139,36 +139,27 @@ export function constraints(
   c: ColumnDefinitionBuilder,
   name: string,
   column: ColumnDefinition,
-  dialect: DialectName,
+  profile: DialectProfile,
 ) {
   let builder = c;
   if (column.primaryKey) builder = builder.primaryKey();
   if (column.notNull) builder = builder.notNull();
   if (column.unique) builder = builder.unique();
-  if (column.defaultNow) builder = builder.defaultTo(currentTime(dialect));
+  if (column.defaultNow) builder = builder.defaultTo(profile.currentTime);
   if (column.enumValues)
     builder = builder.check(sql`${sql.ref(name)} in (${sql.join(column.enumValues.map((v) => sql.lit(v)))})`);
   return builder;
 }
 
-/** The current time in the same form crudkit writes dates (ISO 8601 text on SQLite). */
-function currentTime(dialect: DialectName) {
-  if (dialect === "sqlite") return sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
-  if (dialect === "mysql") return sql`(current_timestamp(3))`;
-  return sql`now()`;
-}
-
 /** A value as a SQL literal for a column, in the form crudkit stores it. */
-function storedLiteral(dialect: DialectName, column: ColumnDefinition, value: unknown) {
+function storedLiteral(profile: DialectProfile, column: ColumnDefinition, value: unknown) {
   switch (column.type) {
     case "boolean":
-      return dialect === "postgres" ? sql.lit(Boolean(value)) : sql.lit(value ? 1 : 0);
+      return profile.booleansAsIntegers ? sql.lit(value ? 1 : 0) : sql.lit(Boolean(value));
     case "json":
       return sql.lit(JSON.stringify(value ?? null));
-    case "date": {
-      const iso = new Date(value as string | number | Date).toISOString();
-      return sql.lit(dialect === "mysql" ? iso.replace("T", " ").replace("Z", "") : iso);
-    }
+    case "date":
+      return sql.lit(profile.dateLiteral(new Date(value as string | number | Date)));
     default:
       return sql.lit(value as string | number);
   }

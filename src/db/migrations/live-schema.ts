@@ -35,18 +35,7 @@ export async function readLiveSchema(db: Database): Promise<LiveSchema> {
 }
 
 async function readIndexes(db: Database): Promise<Map<string, Set<string>>> {
-  const query =
-    db.dialect === "sqlite"
-      ? sql<{ name: string; tableName: string }>`select name, tbl_name as "tableName" from sqlite_master
-          where type = 'index' and name not like 'sqlite_autoindex%'`
-      : db.dialect === "postgres"
-        ? sql<{
-            name: string;
-            tableName: string;
-          }>`select indexname as name, tablename as "tableName" from pg_indexes
-            where schemaname = current_schema()`
-        : sql<{ name: string; tableName: string }>`select distinct index_name as name, table_name as tableName
-            from information_schema.statistics where table_schema = database()`;
+  const query = db.profile.indexes();
   const byTable = new Map<string, Set<string>>();
   for (const { name, tableName } of (await query.execute(db.kysely)).rows) {
     if (!byTable.has(tableName)) byTable.set(tableName, new Set());

@@ -126,7 +126,8 @@ async function changeTable(
         change: "drop",
       });
   }
-  if (db.dialect === "sqlite" && alterations.length > 0) {
+  const rebuilt = db.profile.alterColumns === "rebuild" && alterations.length > 0;
+  if (rebuilt) {
     steps.push({
       description: `rebuild table ${table.name} to ${alterations.map((a) => a.description).join("; ")}`,
       destructive: alterations.some((a) => a.destructive),
@@ -143,7 +144,7 @@ async function changeTable(
   }
   const wantedIndexes = new Set((table.indexes ?? []).map((i) => i.name));
   // An index of crudkit's naming that left the definition goes (a SQLite rebuild already dropped it).
-  if (!(db.dialect === "sqlite" && alterations.length > 0)) {
+  if (!rebuilt) {
     for (const name of live.indexes) {
       if (!wantedIndexes.has(name) && isCrudkitIndex(table.name, name))
         steps.push({
@@ -153,13 +154,13 @@ async function changeTable(
         });
     }
   }
-  const rebuilt = db.dialect === "sqlite" && alterations.length > 0;
   const widened = new Set<string>();
   for (const index of table.indexes ?? []) {
     if (live.indexes.has(index.name) && !rebuilt) continue;
     if (index.unique) await refuseDuplicates(db, table.name, index);
     if (rebuilt) continue; // the rebuild creates every index
-    if (db.dialect === "mysql") steps.push(...(await indexableColumns(db, table, index, live, widened)));
+    if (db.profile.boundedIndexedText)
+      steps.push(...(await indexableColumns(db, table, index, live, widened)));
     steps.push({
       description: `create ${index.unique ? "unique " : ""}index ${index.name} on ${table.name}`,
       destructive: false,

@@ -2,6 +2,7 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import { type Kysely, sql } from "kysely";
+import { dateToColumn } from "../column-values.ts";
 import type { Database } from "../database.ts";
 import { createTableStatements } from "./ddl.ts";
 import type { LiveSchema } from "./live-schema.ts";
@@ -39,7 +40,7 @@ export async function recordMigration(
     .values({
       name: migration.name,
       checksum,
-      applied_at: db.dialect === "sqlite" ? appliedAt.toISOString() : appliedAt,
+      applied_at: dateToColumn(appliedAt, db.profile),
       tables: JSON.stringify(migration.tables),
     })
     .execute();

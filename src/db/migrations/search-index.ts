@@ -22,7 +22,7 @@ const triggerName = (table: string, event: (typeof TRIGGERS)[number]) => `${sear
 
 /** PostgreSQL: the table's indexes plus one trigram index per searchable column. */
 export function withSearchIndexes(db: Database, table: TableDefinition): TableDefinition {
-  if (db.dialect !== "postgres" || !table.search?.length) return table;
+  if (db.profile.searchIndex !== "pg_trgm" || !table.search?.length) return table;
   const trigram: IndexDefinition[] = table.search.map((column) => ({
     name: indexName(table.name, [column], false, "trgm_idx"),
     columns: [column],
@@ -39,7 +39,7 @@ export async function trigramExtensionSteps(
   db: Database,
   tables: readonly TableDefinition[],
 ): Promise<MigrationStep[]> {
-  if (db.dialect !== "postgres" || !tables.some((t) => t.search?.length)) return [];
+  if (db.profile.searchIndex !== "pg_trgm" || !tables.some((t) => t.search?.length)) return [];
   const { rows } = await sql<{ installed: boolean; available: boolean; allowed: boolean }>`
     select exists (select 1 from pg_extension where extname = 'pg_trgm') as installed,
       exists (select 1 from pg_available_extensions where name = 'pg_trgm') as available,
@@ -84,7 +84,7 @@ export async function sqliteSearchSteps(
   live: LiveSchema,
   rebuilt: boolean,
 ): Promise<MigrationStep[]> {
-  if (db.dialect !== "sqlite") return [];
+  if (db.profile.searchIndex !== "fts5 trigram") return [];
   const name = searchTableName(table.name);
   const columns = table.search ?? [];
   const existing = live.get(name);
@@ -113,7 +113,9 @@ export async function sqliteSearchSteps(
 
 /** The search index of a table being dropped goes with it. */
 export function dropSearchStatements(db: Database, table: string, live: LiveSchema): string[] {
-  return db.dialect === "sqlite" && live.has(searchTableName(table)) ? dropSqliteSearch(table) : [];
+  return db.profile.searchIndex === "fts5 trigram" && live.has(searchTableName(table))
+    ? dropSqliteSearch(table)
+    : [];
 }
 
 async function liveTriggers(db: Database, table: string): Promise<number> {

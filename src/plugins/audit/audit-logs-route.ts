@@ -64,7 +64,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
         subject: "audit logs",
         operation: "read",
         fields: auditFilterFields,
-        dialect: app.dialect,
+        profile: app.profile,
       });
       const filters = ctx.input.query;
       const page = parsePage(ctx.query, app.listLimits);
@@ -74,8 +74,8 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
       if (filters.operation) query = query.where("operation", "=", filters.operation);
       if (filters.recordId) query = query.where("record_id", "=", filters.recordId);
       if (filters.userId) query = query.where("user_id", "=", filters.userId);
-      if (filters.from) query = query.where("created_at", ">=", dateToColumn(filters.from, app.dialect));
-      if (filters.to) query = query.where("created_at", "<", dateToColumn(filters.to, app.dialect));
+      if (filters.from) query = query.where("created_at", ">=", dateToColumn(filters.from, app.profile));
+      if (filters.to) query = query.where("created_at", "<", dateToColumn(filters.to, app.profile));
       const result = await newestFirstPage<AuditEntry>(query, "created_at", page, (row) =>
         toEntry(row, app.log),
       );

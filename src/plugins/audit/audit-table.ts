@@ -2,7 +2,7 @@
 // (each filter, newest first).
 
 import { dateFromColumn, dateToColumn, jsonFromColumn } from "../../db/column-values.ts";
-import type { DialectName } from "../../db/dialect.ts";
+import type { DialectProfile } from "../../db/dialect.ts";
 import type { TableDefinition } from "../../db/table-definition.ts";
 import { tableFilterFields } from "../../query/where.ts";
 
@@ -73,10 +73,10 @@ export interface AuditEntry {
   changes: Record<string, { from: unknown; to: unknown }> | null;
 }
 
-export function toRow(entry: AuditEntry, dialect: DialectName): Record<string, unknown> {
+export function toRow(entry: AuditEntry, profile: DialectProfile): Record<string, unknown> {
   return {
     id: entry.id,
-    created_at: dateToColumn(entry.createdAt, dialect),
+    created_at: dateToColumn(entry.createdAt, profile),
     resource: entry.resource,
     operation: entry.operation,
     record_id: entry.recordId,

@@ -43,7 +43,7 @@ export function audit(options: AuditOptions = {}) {
   // The insert is compiled once; each entry only binds its values (it runs on every write).
   let insert: QueryTemplate | undefined;
   const record = async (ctx: HookContext, change: EntryChange) => {
-    const row = toRow(buildEntry(ctx, change, entryOptions), app!.dialect);
+    const row = toRow(buildEntry(ctx, change, entryOptions), app!.profile);
     insert ??= compileTemplate(
       app!.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, slot(c)]))),
     );
@@ -95,7 +95,7 @@ export function audit(options: AuditOptions = {}) {
 async function pruneOlderThan(app: PluginContext, cutoff: Date): Promise<number> {
   const result = await app.db
     .deleteFrom(AUDIT_LOGS)
-    .where("created_at", "<", dateToColumn(cutoff, app.dialect))
+    .where("created_at", "<", dateToColumn(cutoff, app.profile))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

@@ -7,7 +7,6 @@ import { uuidv7 } from "../../core/id.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { assertJsonBody, interrupted } from "../../core/request-body.ts";
 import { dateToColumn } from "../../db/column-values.ts";
-import { equalsExactly, supportsRowLocks } from "../../db/dialect.ts";
 import { newestFirstPage } from "../../db/newest-first-page.ts";
 import type { Where } from "../../query/where.ts";
 import { compileWhere } from "../../query/where-sql.ts";
@@ -123,7 +122,7 @@ function getFile(state: UploadState) {
     clientMethod: "getFile",
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
-      const { scope } = await admitUploadRows(state.access, "read", ctx, state.app.dialect, id);
+      const { scope } = await admitUploadRows(state.access, "read", ctx, state.app.profile, id);
       return toRecord(await findRow(state, ctx.db, id, "read", scope), state.app.log);
     },
   } satisfies Endpoint as Endpoint<"getFile", { id: string }, UploadedFileRecord, "/upload/file/:id">;
@@ -135,7 +134,7 @@ function downloadFile(state: UploadState) {
     path: "/upload/download/:id",
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
-      const { scope } = await admitUploadRows(state.access, "download", ctx, state.app.dialect, id);
+      const { scope } = await admitUploadRows(state.access, "download", ctx, state.app.profile, id);
       const row = await findRow(state, ctx.db, id, "download", scope);
       const record = toRecord(row, state.app.log);
       return downloadResponse(state.rules.storage, { ...record, path: String(row.path) }, ctx.headers);
@@ -150,14 +149,14 @@ function deleteFile(state: UploadState) {
     clientMethod: "deleteFile",
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
-      const { user, scope } = await admitUploadRows(state.access, "delete", ctx, state.app.dialect, id);
+      const { user, scope } = await admitUploadRows(state.access, "delete", ctx, state.app.profile, id);
       const hookCtx = { ...hookContextOf(ctx, RESOURCE, "delete", user), id };
       const previous = await inTransaction(ctx.db, true, async (db) => {
         // Locked, and the delete must remove it: of concurrent deletes exactly one gets past here.
         const row = await findRow(state, db, id, "delete", scope, true);
         const { numDeletedRows } = await db
           .deleteFrom(UPLOADED_FILES)
-          .where(equalsExactly(state.app.dialect, "id", id))
+          .where(state.app.profile.equalsExactly("id", id))
           .executeTakeFirst();
         if (numDeletedRows !== 1n) notFoundFile(id);
         await runAll(state.app.hooks.afterDelete, { ...hookCtx, db, previous: toRecord(row, state.app.log) });
@@ -189,7 +188,7 @@ function listFiles(state: UploadState) {
     path: "/upload/files",
     clientMethod: "listFiles",
     async handler(ctx: EndpointContext) {
-      const { scope } = await admitUploadRows(state.access, "list", ctx, state.app.dialect);
+      const { scope } = await admitUploadRows(state.access, "list", ctx, state.app.profile);
       requireTable(state, "list");
       const list = parseListQuery(ctx.query, { ...LIST_RULES, ...state.app.listLimits }, ["mimeType"]);
       const mimeType = ctx.query.mimeType?.toLowerCase();
@@ -206,7 +205,7 @@ function listFiles(state: UploadState) {
       let query = ctx.db.selectFrom(UPLOADED_FILES);
       if (scope) query = query.where(scope);
       if (list.where)
-        query = query.where(compileWhere(list.where, uploadFilterFields, state.app.dialect).expression());
+        query = query.where(compileWhere(list.where, uploadFilterFields, state.app.profile).expression());
       if (mimeType?.endsWith("/*"))
         query = query.where("mime_type", "like", `${mimeType.slice(0, -1).replace(/[\\%_]/g, "\\$&")}%`);
       else if (mimeType) query = query.where("mime_type", "=", mimeType);
@@ -252,13 +251,10 @@ async function findRow(
   lock = false,
 ): Promise<Record<string, unknown>> {
   requireTable(state, operation);
-  let query = db
-    .selectFrom(UPLOADED_FILES)
-    .selectAll()
-    .where(equalsExactly(state.app.dialect, "id", id));
+  let query = db.selectFrom(UPLOADED_FILES).selectAll().where(state.app.profile.equalsExactly("id", id));
   // A file outside the caller's rule is a missing id.
   if (scope) query = query.where(scope);
-  if (lock && supportsRowLocks(state.app.dialect)) query = query.forUpdate();
+  if (lock && state.app.profile.rowLocks) query = query.forUpdate();
   const row = await query.executeTakeFirst();
   if (!row) notFoundFile(id);
   return row;
@@ -290,7 +286,7 @@ function toRow(state: UploadState, record: UploadedFileRecord, received: Receive
     path: received.stored.path,
     url: record.url,
     uploaded_by: record.uploadedBy,
-    uploaded_at: dateToColumn(record.uploadedAt, state.app.dialect),
+    uploaded_at: dateToColumn(record.uploadedAt, state.app.profile),
     metadata: record.metadata === null ? null : JSON.stringify(record.metadata),
   };
 }

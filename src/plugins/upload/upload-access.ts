@@ -4,7 +4,7 @@
 import type { EndpointContext } from "../../core/endpoint.ts";
 import type { User } from "../../core/identity.ts";
 import { admitPluginRows, authorizePluginRoute, type PluginAdmission } from "../../core/plugin-access.ts";
-import type { DialectName } from "../../db/dialect.ts";
+import type { DialectProfile } from "../../db/dialect.ts";
 import type { UploadAccess, UploadAccessContext } from "./options.ts";
 import { uploadFilterFields } from "./uploaded-files-table.ts";
 
@@ -21,13 +21,13 @@ export function admitUploadRows(
   access: UploadAccess,
   operation: "read" | "download" | "delete" | "list",
   ctx: EndpointContext,
-  dialect: DialectName,
+  profile: DialectProfile,
   id?: string,
 ): Promise<PluginAdmission> {
   return admitPluginRows(
     access[operation],
     ctx,
-    { ...site(operation), fields: uploadFilterFields, dialect },
+    { ...site(operation), fields: uploadFilterFields, profile },
     { operation, ...(id ? { id } : {}) },
   );
 }

@@ -1,0 +1,239 @@
+// `npm run bench -- --rows 1000000`: lists at scale. The example API (on SQLite, then on PostgreSQL
+// when CRUDKIT_TEST_POSTGRES_URL is set) and the reference server (SQLite, the same indexes, an
+// FTS5 trigram table, keyset pages) each get `rows` products seeded with SQL, then answer the
+// scenarios one connection at a time (latency p50/p99, req/s, ratio API/reference), rounds
+// interleaved. The last scenario reads by id while 4 other clients run the heaviest list allowed
+// (a 2-character search, which no trigram index serves, counted exactly).
+//   --db sqlite|postgres: only that database for the API  --only <text>  --rounds <n> (3)
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import Database from "better-sqlite3";
+import { RARE_TERM, seedPostgresSql, seedSqlite } from "./scale-seed.ts";
+import { freshPostgres, HEADERS, start, stop, type Target } from "./servers.ts";
+
+interface ScaleOptions {
+  rows: number;
+  rounds: number;
+  only: string | undefined;
+  db: string | undefined;
+}
+
+/** Per target: the cursor to the middle of the table, read once before measuring. */
+type Cursors = Map<Target["name"], string>;
+
+interface ScaleScenario {
+  name: string;
+  path(target: Target, cursors: Cursors): string;
+  /** Acceptance: the API's p50 (or p99) must stay within this many ms, per database. */
+  limit?: { sqlite?: number; postgres?: number; percentile: "p50" | "p99" };
+}
+
+const DURATION = 3;
+
+function scenarios(rows: number): ScaleScenario[] {
+  const middle = Math.max(1, Math.floor(rows / 2 / 20));
+  const id = () => `p${String(1 + Math.floor(Math.random() * rows)).padStart(9, "0")}`;
+  return [
+    { name: "page 1, count=exact", path: () => "/api/products?limit=20" },
+    {
+      name: "page 1, count=estimated",
+      path: () => "/api/products?limit=20&count=estimated",
+      limit: { sqlite: 5, postgres: 10, percentile: "p50" },
+    },
+    {
+      name: "page 1, count=none",
+      path: () => "/api/products?limit=20&count=none",
+      limit: { sqlite: 5, percentile: "p50" },
+    },
+    { name: "middle page by offset", path: () => `/api/products?limit=20&count=none&page=${middle}` },
+    {
+      name: "middle page by cursor",
+      path: (t, cursors) => `/api/products?limit=20&count=none&cursor=${cursors.get(t.name)}`,
+      limit: { sqlite: 5, percentile: "p50" },
+    },
+    {
+      name: "filter on an indexed field",
+      path: () => "/api/products?filter[status]=draft&limit=20&count=none",
+    },
+    {
+      name: "sort by an indexed field",
+      path: () => "/api/products?sortBy=price&sortOrder=asc&limit=20&count=none",
+    },
+    {
+      name: "rare-term search",
+      path: () => `/api/products?search=${RARE_TERM}&limit=20`,
+      limit: { sqlite: 50, postgres: 100, percentile: "p50" },
+    },
+    {
+      name: "read by id under 4 heavy lists",
+      path: () => `/api/product/${id()}`,
+      limit: { sqlite: 25, percentile: "p99" },
+    },
+  ];
+}
+
+/** The heaviest list a caller may ask for: a scan for a 2-character term, counted exactly. */
+const HEAVY_LIST = "/api/products?search=at&limit=20";
+
+export async function runScale(options: ScaleOptions): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "crudkit-scale-"));
+  try {
+    const reference = await seeded(
+      "reference",
+      "bench/reference-server.ts",
+      join(dir, "reference"),
+      options.rows,
+    );
+    try {
+      const databases = options.db ? [options.db] : ["sqlite", "postgres"];
+      for (const db of databases) {
+        if (db === "postgres" && !process.env.CRUDKIT_TEST_POSTGRES_URL) {
+          console.log(
+            "PostgreSQL: skipped, CRUDKIT_TEST_POSTGRES_URL is not set (source scripts/services.sh)",
+          );
+          continue;
+        }
+        const postgres = db === "postgres" ? await freshPostgres() : undefined;
+        try {
+          const api = await seeded(
+            "api",
+            "examples/server.ts",
+            join(dir, `api-${db}`),
+            options.rows,
+            postgres?.url,
+          );
+          try {
+            await compare(db, api, reference, options);
+          } finally {
+            await stop(api);
+          }
+        } finally {
+          await postgres?.drop();
+        }
+      }
+    } finally {
+      await stop(reference);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A server over `rows` seeded products: started once to make its tables, seeded with SQL, restarted. */
+async function seeded(
+  name: Target["name"],
+  script: string,
+  dataDir: string,
+  rows: number,
+  postgresUrl?: string,
+): Promise<Target> {
+  await stop(await start(name, script, dataDir, { databaseUrl: postgresUrl, audit: "off" }));
+  const began = Date.now();
+  if (postgresUrl) {
+    const { default: pg } = await import("pg");
+    const client = new pg.Client(postgresUrl);
+    await client.connect();
+    await client.query(seedPostgresSql(rows));
+    await client.query("analyze");
+    await client.end();
+  } else {
+    const db = new Database(join(dataDir, name === "api" ? "app.db" : "reference.db"));
+    seedSqlite(db, rows);
+    db.close();
+  }
+  console.log(
+    `${name}${postgresUrl ? " (PostgreSQL)" : ""}: ${rows} rows seeded in ${((Date.now() - began) / 1000).toFixed(1)} s`,
+  );
+  return start(name, script, dataDir, { databaseUrl: postgresUrl, audit: "off" });
+}
+
+interface Latency {
+  p50: number;
+  p99: number;
+  requests: number;
+  bad: number;
+}
+
+async function compare(db: string, api: Target, reference: Target, options: ScaleOptions): Promise<void> {
+  const cursors: Cursors = new Map();
+  const middle = Math.max(1, Math.floor(options.rows / 2 / 20));
+  for (const target of [api, reference]) {
+    const response = await fetch(`${target.url}/api/products?limit=20&count=none&page=${middle}`, {
+      headers: HEADERS,
+    });
+    const body = (await response.json()) as { pagination: { nextCursor: string } };
+    cursors.set(target.name, encodeURIComponent(body.pagination.nextCursor));
+  }
+  const rows: string[][] = [
+    ["scenario", "api p50", "api p99", "api req/s", "ref p50", "ref p99", "ref req/s", "ratio", "target"],
+  ];
+  let failed = 0;
+  for (const scenario of scenarios(options.rows)) {
+    if (options.only && !scenario.name.includes(options.only)) continue;
+    const heavy = scenario.name.startsWith("read by id under");
+    const runs = { api: [] as Latency[], reference: [] as Latency[] };
+    for (let round = 0; round < options.rounds; round++) {
+      const order = round % 2 === 0 ? [reference, api] : [api, reference];
+      for (const target of order) runs[target.name].push(await measure(target, scenario, cursors, heavy));
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const of = (name: Target["name"], key: "p50" | "p99" | "requests") =>
+      median(runs[name].map((r) => r[key]));
+    const ratio = of("api", "requests") / of("reference", "requests");
+    const limit = scenario.limit?.[db as "sqlite" | "postgres"];
+    const within = limit === undefined || of("api", scenario.limit!.percentile) <= limit;
+    const bad = [...runs.api, ...runs.reference].reduce((sum, r) => sum + r.bad, 0);
+    // The ratio target is for SQLite, where the reference runs the same engine.
+    if (!within || bad > 0 || (db === "sqlite" && ratio < 0.8)) failed++;
+    rows.push([
+      scenario.name,
+      `${of("api", "p50")} ms`,
+      `${of("api", "p99")} ms`,
+      of("api", "requests").toFixed(0),
+      `${of("reference", "p50")} ms`,
+      `${of("reference", "p99")} ms`,
+      of("reference", "requests").toFixed(0),
+      ratio.toFixed(2),
+      `${limit === undefined ? "" : `${scenario.limit!.percentile} ≤ ${limit} ms ${within ? "ok" : "MISSED"}`}${bad ? ` ${bad} non-2xx` : ""}`,
+    ]);
+  }
+  console.log(
+    `\n${options.rows} rows, API on ${db === "postgres" ? "PostgreSQL" : "SQLite"}, reference on SQLite; 1 connection, ${DURATION}s x ${options.rounds} rounds, medians`,
+  );
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  "));
+  if (failed > 0) {
+    console.log(`${failed} scenario(s) missed a target (latency, ratio ≥ 0.8 on SQLite, or non-2xx)`);
+    process.exitCode = 1;
+  }
+}
+
+/** One connection's latencies; for the read under load, 4 more connections run the heavy list meanwhile. */
+async function measure(
+  target: Target,
+  scenario: ScaleScenario,
+  cursors: Cursors,
+  heavy: boolean,
+): Promise<Latency> {
+  const load = heavy
+    ? autocannon({ url: target.url + HEAVY_LIST, connections: 4, duration: DURATION + 1, headers: HEADERS })
+    : undefined;
+  if (load) await new Promise((resolve) => setTimeout(resolve, 300));
+  const result = await autocannon({
+    url: target.url,
+    connections: 1,
+    duration: DURATION,
+    headers: HEADERS,
+    requests: Array.from({ length: 200 }, () => ({ method: "GET", path: scenario.path(target, cursors) })),
+  });
+  const loaded = await load;
+  return {
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.average,
+    bad: result.non2xx + result.errors + result.timeouts + (loaded ? loaded.non2xx + loaded.errors : 0),
+  };
+}

@@ -1,0 +1,109 @@
+// The servers a bench run measures: the example API and the hand-written reference, each a child
+// process on a free loopback port, and a fresh PostgreSQL database when the API runs on one.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+
+export const API_KEY = "bench-key";
+export const USER_API_KEY = "bench-user-key";
+export const HEADERS = { "x-api-key": API_KEY, "content-type": "application/json" };
+/** A user without roles: her order list is scoped by the `ownedBy` row rule. */
+export const USER_HEADERS = { "x-api-key": USER_API_KEY, "content-type": "application/json" };
+
+export interface Target {
+  name: "api" | "reference";
+  url: string;
+  process: ChildProcess;
+  ids: string[];
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+export interface StartOptions {
+  /** postgres://… for the API; SQLite in `dataDir` when empty. */
+  databaseUrl?: string;
+  /** @default 10 MiB */
+  maxFileSize?: number;
+  /** The API's read cache. @default off */
+  cache?: "on" | "off";
+  /** The audit log (the API's plugin, the reference's audit rows). @default on */
+  audit?: "on" | "off";
+}
+
+export async function start(
+  name: Target["name"],
+  script: string,
+  dataDir: string,
+  { databaseUrl = "", maxFileSize = 10 * 1024 * 1024, cache = "off", audit = "on" }: StartOptions = {},
+): Promise<Target> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      MAX_FILE_SIZE: String(maxFileSize),
+      API_KEY,
+      USER_API_KEY,
+      DATABASE_URL: databaseUrl,
+      CACHE: cache,
+      AUDIT: audit,
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      const response = await fetch(`${url}/api/products`, { headers: HEADERS });
+      if (response.ok) return { name, url, process: child, ids: [] };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} server did not start`);
+}
+
+/** Stops a server and waits until its process is gone (its database file closed). */
+export async function stop(target: Target): Promise<void> {
+  if (target.process.exitCode !== null) return;
+  const exited = new Promise((resolve) => target.process.once("exit", resolve));
+  target.process.kill();
+  await exited;
+}
+
+export function peakRss(child: ChildProcess): number {
+  const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+/** A new database on the PostgreSQL server the tests use, dropped after the run. */
+export async function freshPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = process.env.CRUDKIT_TEST_POSTGRES_URL;
+  if (!admin)
+    throw new Error(
+      "--db postgres needs CRUDKIT_TEST_POSTGRES_URL (source scripts/services.sh && services_start)",
+    );
+  const { default: pg } = await import("pg");
+  const name = `crudkit_bench_${process.pid}`;
+  const run = async (statement: string) => {
+    const client = new pg.Client(admin);
+    await client.connect();
+    await client.query(statement);
+    await client.end();
+  };
+  await run(`create database ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
+}

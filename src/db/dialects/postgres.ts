@@ -1,0 +1,51 @@
+// PostgreSQL (pg): timestamptz, boolean, jsonb; search through pg_trgm GIN indexes, which ILIKE
+// uses as is; row locks; planner estimates for counts.
+
+import { sql } from "kysely";
+import type { DialectProfile } from "../dialect.ts";
+
+const TYPES = {
+  text: "text",
+  integer: "bigint",
+  number: "double precision",
+  boolean: "boolean",
+  date: "timestamptz",
+  json: "jsonb",
+} as const;
+
+export const postgresProfile: DialectProfile = {
+  name: "postgres",
+  returning: true,
+  rowLocks: true,
+  alterColumns: "alter column",
+  dropIndexOnTable: false,
+  boundedIndexedText: false,
+  booleansAsIntegers: false,
+  datesAsText: false,
+  readsAsWritten: false,
+  textEqualityIgnoresCase: false,
+  searchIndex: "pg_trgm",
+  rowValueKeyset: true,
+  // PostgreSQL sorts nulls last ascending; crudkit sorts them first, as SQLite and MySQL do.
+  explicitNullsOrder: true,
+  columnType: (type) => TYPES[type],
+  untimedMigration: { scope: "transaction", statement: sql`set local statement_timeout = 0` },
+  dateLiteral: (date) => date.toISOString(),
+  tableOptions: undefined,
+  currentTime: sql`now()`,
+  likeMatch: (column, pattern) => sql`${column} ilike ${pattern} escape ${sql.lit("\\")}`,
+  equalsExactly: (column, value) => sql`${sql.ref(column)} = ${value}`,
+  // -1 for a table never analyzed: read as "no estimate".
+  tableEstimate: (table) =>
+    sql`select reltuples as total from pg_class where oid = to_regclass(${`"${table.replace(/"/g, '""')}"`})`,
+  plannedRows: {
+    prefix: "explain (format json) ",
+    read(rows) {
+      const plan = rows[0]?.["QUERY PLAN"] as [{ Plan: { "Plan Rows": number } }] | string | undefined;
+      const parsed = typeof plan === "string" ? JSON.parse(plan) : plan;
+      return Number(parsed?.[0]?.Plan?.["Plan Rows"]) || undefined;
+    },
+  },
+  indexes: () => sql`select indexname as name, tablename as "tableName" from pg_indexes
+    where schemaname = current_schema()`,
+};

@@ -1,0 +1,42 @@
+// SQLite (better-sqlite3): dates as ISO 8601 text, booleans as 0/1, JSON as text; search through
+// an FTS5 trigram table; no row locks (writes run one at a time) and no ALTER COLUMN.
+
+import { sql } from "kysely";
+import type { DialectProfile } from "../dialect.ts";
+
+const TYPES = {
+  text: "text",
+  integer: "integer",
+  number: "real",
+  boolean: "integer",
+  date: "text",
+  json: "text",
+} as const;
+
+export const sqliteProfile: DialectProfile = {
+  name: "sqlite",
+  returning: true,
+  rowLocks: false,
+  alterColumns: "rebuild",
+  dropIndexOnTable: false,
+  boundedIndexedText: false,
+  booleansAsIntegers: true,
+  datesAsText: true,
+  readsAsWritten: true,
+  textEqualityIgnoresCase: false,
+  searchIndex: "fts5 trigram",
+  rowValueKeyset: true,
+  explicitNullsOrder: false,
+  columnType: (type) => TYPES[type],
+  untimedMigration: undefined,
+  dateLiteral: (date) => date.toISOString(),
+  tableOptions: undefined,
+  currentTime: sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
+  likeMatch: (column, pattern) => sql`${column} like ${pattern} escape ${sql.lit("\\")}`,
+  equalsExactly: (column, value) => sql`${sql.ref(column)} = ${value}`,
+  // Rows are appended with growing rowids: the largest is the count, less any deleted.
+  tableEstimate: (table) => sql`select max(rowid) as total from ${sql.table(table)}`,
+  plannedRows: undefined,
+  indexes: () => sql`select name, tbl_name as "tableName" from sqlite_master
+    where type = 'index' and name not like 'sqlite_autoindex%'`,
+};
