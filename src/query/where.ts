@@ -117,6 +117,8 @@ export function parseWhere(
   fields: ReadonlyMap<string, FilterField>,
   options: WhereLimits & { fromText?: boolean; strict?: boolean } = {},
 ): Condition | undefined {
+  // Most lists filter nothing: no closures are made for them.
+  if (input === undefined || input === null) return undefined;
   const maxDepth = options.maxDepth ?? 8;
   const maxConditions = options.maxConditions ?? 64;
   const maxValues = options.maxValues ?? 100;
@@ -222,7 +224,6 @@ export function parseWhere(
     }
   };
 
-  if (input === undefined || input === null) return undefined;
   const items = group(input, "filter", 1);
   return items.length === 0 ? undefined : combine("and", items);
 }

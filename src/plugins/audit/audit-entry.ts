@@ -24,13 +24,17 @@ export interface EntryChange {
 }
 
 export function buildEntry(ctx: HookContext, change: EntryChange, options: EntryOptions): AuditEntry {
-  const hidden = (key: string) => options.redact.has(key) || options.redact.has(`${ctx.resource}.${key}`);
-  const hide = (record: Rec | null | undefined) => (record ? redact(record, hidden) : null);
+  // Nothing to redact (the usual case): the records are stored as they are, serialized at once.
+  const hidden =
+    options.redact.size === 0
+      ? undefined
+      : (key: string) => options.redact.has(key) || options.redact.has(`${ctx.resource}.${key}`);
+  const hide = (record: Rec | null | undefined) =>
+    record ? (hidden ? redact(record, hidden) : record) : null;
   // Changes are found on the real values, so a redacted field that changed still shows as changed.
-  const changes =
-    change.operation === "update" && change.before && change.after
-      ? redactChanges(diff(change.before, change.after), hidden)
-      : null;
+  const found =
+    change.operation === "update" && change.before && change.after ? diff(change.before, change.after) : null;
+  const changes = found && hidden ? redactChanges(found, hidden) : found;
   return {
     id: uuidv7(),
     createdAt: new Date().toISOString(),
@@ -62,12 +66,18 @@ function redactChanges(changes: Changes, hidden: (key: string) => boolean): Chan
 
 function diff(before: Rec, after: Rec): Changes {
   const changes: Changes = {};
-  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    const from = before[key] ?? null;
-    const to = after[key] ?? null;
-    if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from, to };
-  }
+  for (const key in before) compare(changes, key, before[key], after[key]);
+  for (const key in after) if (!(key in before)) compare(changes, key, undefined, after[key]);
   return changes;
+}
+
+/** Records are plain JSON values: primitives compare as they are, objects by their JSON. */
+function compare(changes: Changes, key: string, before: unknown, after: unknown): void {
+  const from = before ?? null;
+  const to = after ?? null;
+  if (from === to) return;
+  if (typeof from !== "object" || typeof to !== "object" || JSON.stringify(from) !== JSON.stringify(to))
+    changes[key] = { from, to };
 }
 
 function clientAddress(ctx: HookContext, trustProxy: boolean): string | null {

@@ -36,22 +36,24 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       // A caller who may not read a field cannot search, sort or filter on it either.
       const rules = rt.listRulesFor(admission.hidden);
       const query = parseListQuery(ctx.query, rules);
-      // The key is the parsed query, so `?page=1` and no page share an entry.
-      const filter = query.where ? JSON.stringify(query.where) : "";
-      const key = `${query.cursor ?? query.page}|${query.limit}|${query.count}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}|${filter}`;
+      const cached = rt.readCache && ctx.source === "http" ? rt.readCache : undefined;
+      // The key is the parsed query, so `?page=1` and no page share an entry (only a cache needs it).
+      const key = cached
+        ? `${query.cursor ?? query.page}|${query.limit}|${query.count}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}|${query.where ? JSON.stringify(query.where) : ""}`
+        : "";
       const read: ListRead = {
         resource: resource.name,
         operation: "list",
         key,
         // Only a cache needs the scope as text.
-        scope: rt.readCache ? scopeKey(admission) : "",
+        scope: cached ? scopeKey(admission) : "",
         user: admission.user,
         ctx,
         query,
         admission,
         searchIn: rules.searchable,
       };
-      return rt.readCache && ctx.source === "http" ? rt.readCache.serve(read, load) : load(read);
+      return cached ? cached.serve(read, load) : load(read);
     },
   };
 }
