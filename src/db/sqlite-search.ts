@@ -63,15 +63,29 @@ export function searchIndexColumns(database: Database, table: string): () => Pro
 /** At most this many rows holding a term's trigrams: reading them all is cheap. */
 const FEW = 1000;
 
+/** How long a term's candidate count is trusted, and for how many terms at most. */
+const KNOWN_FOR_MS = 2000;
+const KNOWN_TERMS = 256;
+
 /**
  * Whether the index holds at most a thousand candidate rows for an FTS5 query (`phraseIn`): then
- * any list searching it, counted or sorted, reads only those, however big the table.
+ * any list searching it, counted or sorted, reads only those, however big the table. The answer
+ * only decides which thread runs a list, never what it finds, so it is kept for a moment: a term
+ * searched again (the next page, the next keystroke) is not probed again.
  */
 export function fewCandidates(database: Database, table: string) {
   const search = sql.table(searchTableName(table));
   const compiled = sql<{ n: number }>`select count(*) as n from (select rowid from ${search}
     where ${search} match ${slot("match")} limit ${sql.lit(FEW + 1)})`.compile(database.kysely);
   const template: QueryTemplate = { compiled, parameters: compiled.parameters };
-  return async (db: Kysely<any>, match: string): Promise<boolean> =>
-    Number((await runTemplate<{ n: number }>(db, template, { match })).rows[0]?.n) <= FEW;
+  const known = new Map<string, { few: boolean; at: number }>();
+  return async (db: Kysely<any>, match: string): Promise<boolean> => {
+    const now = Date.now();
+    const seen = known.get(match);
+    if (seen && now - seen.at < KNOWN_FOR_MS) return seen.few;
+    const few = Number((await runTemplate<{ n: number }>(db, template, { match })).rows[0]?.n) <= FEW;
+    if (known.size >= KNOWN_TERMS) known.delete(known.keys().next().value!);
+    known.set(match, { few, at: now });
+    return few;
+  };
 }
