@@ -12,6 +12,7 @@ import { extname, join } from "node:path";
 import Database from "better-sqlite3";
 import { uuidv7 } from "../src/core/id.ts";
 import { SQLITE_PRAGMAS } from "../src/db/sqlite.ts";
+import { decodeCursor, fail, pageBody, send } from "./reference-shared.ts";
 
 const port = Number(process.env.PORT ?? 3001);
 const dataDir = process.env.DATA_DIR ?? "./data-reference";
@@ -125,15 +126,6 @@ type Product = {
   createdAt: string;
   updatedAt: string;
 };
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const json = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
-  res.end(json);
-}
-
-const fail = (res: ServerResponse, status: number, code: string, message: string) =>
-  send(res, status, { code, message });
 
 function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -255,20 +247,6 @@ function productFilter(query: URLSearchParams): { sql: string[]; args: unknown[]
   return { sql, args };
 }
 
-/** A cursor: the sort value and id of a page's edge row, as base64url JSON. */
-const encodeCursor = (value: unknown, id: unknown) =>
-  Buffer.from(JSON.stringify([value, id])).toString("base64url");
-function decodeCursor(text: string): [unknown, string] | undefined {
-  try {
-    const parsed = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
-    return Array.isArray(parsed) && parsed.length === 2 && typeof parsed[1] === "string"
-      ? (parsed as [unknown, string])
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * GET /api/products as a careful hand-written server would: search through the FTS5 trigram
  * index (3 characters or more) and the LIKE, counts by mode (estimated: the largest rowid past
@@ -341,23 +319,7 @@ function list(res: ServerResponse, query: URLSearchParams): void {
       ? statements.page.all(...args, cursor[0], cursor[1], limit + 1)
       : statements.page.all(...args, readMore ? limit + 1 : limit, (page - 1) * limit)
   ) as Record<string, unknown>[];
-  const more = rows.length > limit;
-  const items = more ? rows.slice(0, limit) : rows;
-  const totalPages = total === null ? null : Math.ceil(total / limit);
-  const hasNext = total === null || cursor ? more : page < totalPages!;
-  const last = items.at(-1);
-  send(res, 200, {
-    items,
-    pagination: {
-      page,
-      limit,
-      total,
-      totalPages,
-      hasNext,
-      hasPrev: cursor ? true : page > 1,
-      nextCursor: hasNext && last ? encodeCursor(last[sortBy], last.id) : null,
-    },
-  });
+  send(res, 200, pageBody(rows, { page, limit, total, cursor, sortBy }));
 }
 
 /** POST /api/order: the owner is the caller (an admin may name another), `cost` admins only. */

@@ -88,14 +88,14 @@ export function peakRss(child: ChildProcess): number {
 }
 
 /** A new database on the PostgreSQL server the tests use, dropped after the run. */
-export async function freshPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshPostgres(label = "api"): Promise<{ url: string; drop(): Promise<void> }> {
   const admin = process.env.CRUDKIT_TEST_POSTGRES_URL;
   if (!admin)
     throw new Error(
       "--db postgres needs CRUDKIT_TEST_POSTGRES_URL (source scripts/services.sh && services_start)",
     );
   const { default: pg } = await import("pg");
-  const name = `crudkit_bench_${process.pid}`;
+  const name = `crudkit_bench_${label}_${process.pid}`;
   const run = async (statement: string) => {
     const client = new pg.Client(admin);
     await client.connect();

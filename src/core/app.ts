@@ -19,6 +19,7 @@ import { APIError, ConfigError } from "./errors.ts";
 import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
 import { createHttpHandler, type RequestHandler } from "./http-handler.ts";
 import { chainIdentify, type Identify } from "./identity.ts";
+import { InFlight } from "./in-flight.ts";
 import { buildApi, pagesOf } from "./in-process-api.ts";
 import { DEFAULT_JSON_DEPTH } from "./input-checks.ts";
 import { type AppInternals, INTERNALS } from "./internals.ts";
@@ -87,6 +88,9 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
    */
   close(): Promise<void>;
 }
+
+/** How long close() lets running requests finish before it closes the database under them. */
+const CLOSE_GRACE_MS = 10_000;
 
 export function crudkit<
   const Resources extends readonly AnyResource[],
@@ -195,10 +199,11 @@ export function crudkit<
       throw new APIError("SERVICE_UNAVAILABLE", "The service is shutting down; try again shortly.");
     return opened();
   };
-  const api = buildApi(endpoints, { deps, startup, log });
+  const inFlight = new InFlight();
+  const api = buildApi(endpoints, { deps, startup, log, inFlight });
   for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;
   return {
-    handler: createHttpHandler({ router, deps, startup, log }),
+    handler: createHttpHandler({ router, deps, startup, log, inFlight }),
     api: api as ResourceApi<Resources[number]>,
     ready,
     db: database.kysely,
@@ -214,6 +219,8 @@ export function crudkit<
     },
     close() {
       closing ??= (async () => {
+        // New requests are refused from here (see startup); those already running finish first.
+        await inFlight.settled(CLOSE_GRACE_MS);
         for (const plugin of plugins) await plugin.close?.();
         await database.readers?.close();
         await database.kysely.destroy();

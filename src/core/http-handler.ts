@@ -4,6 +4,7 @@
 import { type ContextDeps, HttpContext } from "./context.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { toAPIError } from "./errors.ts";
+import type { InFlight } from "./in-flight.ts";
 import { errorResponse, jsonResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
 import type { StartupGate } from "./startup.ts";
@@ -18,13 +19,15 @@ export type RequestHandler = (request: Request, info?: ConnectionInfo) => Promis
 
 export interface HandlerDeps {
   router: EndpointRouter;
+  inFlight: InFlight;
   deps: ContextDeps;
   startup: StartupGate;
   log: (message: string, error: unknown) => void;
 }
 
-export function createHttpHandler({ router, deps, startup, log }: HandlerDeps): RequestHandler {
+export function createHttpHandler({ router, deps, startup, log, inFlight }: HandlerDeps): RequestHandler {
   return async (request, info) => {
+    inFlight.begin();
     try {
       const starting = startup();
       if (starting) await starting;
@@ -33,6 +36,8 @@ export function createHttpHandler({ router, deps, startup, log }: HandlerDeps): 
       return toResponse(endpoint, result);
     } catch (error) {
       return errorResponse(toAPIError(error, log));
+    } finally {
+      inFlight.end();
     }
   };
 }

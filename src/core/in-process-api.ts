@@ -5,6 +5,7 @@ import { type CallOptions, type ContextDeps, InProcessContext } from "./context.
 import type { Endpoint } from "./endpoint.ts";
 import { toAPIError } from "./errors.ts";
 import { toResponse } from "./http-handler.ts";
+import type { InFlight } from "./in-flight.ts";
 import { errorResponse } from "./respond.ts";
 import type { StartupGate } from "./startup.ts";
 
@@ -16,11 +17,18 @@ export function buildApi(
     deps,
     startup,
     log,
-  }: { deps: ContextDeps; startup: StartupGate; log: (message: string, error: unknown) => void },
+    inFlight,
+  }: {
+    deps: ContextDeps;
+    startup: StartupGate;
+    log: (message: string, error: unknown) => void;
+    inFlight: InFlight;
+  },
 ): Record<string, ApiFunction> {
   const api: Record<string, ApiFunction> = {};
   for (const endpoint of endpoints) {
     const call: ApiFunction = async (options = {}) => {
+      inFlight.begin();
       try {
         const starting = startup();
         if (starting) await starting;
@@ -30,6 +38,8 @@ export function buildApi(
         const apiError = toAPIError(error, log);
         if (options.asResponse) return errorResponse(apiError);
         throw apiError;
+      } finally {
+        inFlight.end();
       }
     };
     for (const name of [endpoint.operationName, ...(endpoint.operationAliases ?? [])])

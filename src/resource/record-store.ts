@@ -64,18 +64,24 @@ const CHEAP_OFFSET = 1000;
 /** Past this many rows a list may take long enough to be worth a reader thread. */
 const BIG_TABLE = 10_000;
 
-/** Whether `table` is big, looked up at most once a second (rowids grow with the table). */
-function bigTable(database: Database, table: string): () => Promise<boolean> {
-  let big = false;
+/**
+ * Up to this many rows, counting a whole table takes a few milliseconds (SQLite counts the
+ * smallest index): less than a trip to a reader thread costs a list that is otherwise cheap.
+ */
+const FAST_COUNT_ROWS = 200_000;
+
+/** About how many rows `table` has, looked up at most once a second (rowids grow with the table). */
+function tableSize(database: Database, table: string): () => Promise<number> {
+  let size = 0;
   let checkedAt = 0;
   const query = sql<{ last: unknown }>`select max(rowid) as last from ${sql.table(table)}`;
   return async () => {
     const now = Date.now();
     if (now - checkedAt >= 1000) {
       checkedAt = now;
-      big = Number((await query.execute(database.kysely)).rows[0]?.last ?? 0) > BIG_TABLE;
+      size = Number((await query.execute(database.kysely)).rows[0]?.last ?? 0);
     }
-    return big;
+    return size;
   };
 }
 
@@ -111,8 +117,8 @@ export function createRecordStore(
   const scoped = new Map<string, { find: QueryTemplate; lock: QueryTemplate; delete: QueryTemplate }>();
   // SQLite searches through its FTS5 index once a migration built it; elsewhere the LIKE itself
   // is what an index (pg_trgm) serves, or what scans (MySQL).
-  const big = database.readers ? bigTable(database, table) : undefined;
-  const few = big && resource.searchable.length > 0 ? fewCandidates(database, table) : undefined;
+  const size = database.readers ? tableSize(database, table) : undefined;
+  const few = size && resource.searchable.length > 0 ? fewCandidates(database, table) : undefined;
   const searchIndex =
     profile.searchIndex === "fts5 trigram" && resource.searchable.length > 0
       ? searchIndexColumns(database, table)
@@ -311,11 +317,13 @@ export function createRecordStore(
       const templates = listTemplates(query, filter, rule, searchIn, indexed, keyset);
       // Over a big SQLite table, a list that may read more than its page runs on a reader thread:
       // however long it takes, the event loop goes on serving other requests.
-      const cheap = async () => {
+      const cheap = async (rows: number) => {
         if (!cursor && (query.page - 1) * query.limit > CHEAP_OFFSET) return false;
         // A rare term: the list reads only the few rows the index holds for it, counted or not.
         if (indexed && (await few!(main, values.match!))) return true;
-        if (query.count === "exact" || (query.count === "estimated" && templates.narrowed)) return false;
+        const counted = query.count !== "none";
+        if (counted && (templates.narrowed || (query.count === "exact" && rows > FAST_COUNT_ROWS)))
+          return false;
         templates.walks ??= walksIndex(main, templates.page, values, templates.narrowed);
         return templates.walks;
       };
@@ -331,8 +339,8 @@ export function createRecordStore(
         kv: cursor?.value,
         ki: cursor?.id,
       };
-      const db =
-        !main.isTransaction && big && (await big()) && !(await cheap()) ? database.readers!.pick() : main;
+      const tableRows = !main.isTransaction && size ? await size() : 0;
+      const db = tableRows > BIG_TABLE && !(await cheap(tableRows)) ? database.readers!.pick() : main;
       const total =
         query.count === "none" ? null : await countRows(db, database, table, templates, values, query.count);
       const { rows } = await runTemplate<Row>(db, templates.page, values);
