@@ -83,7 +83,7 @@ export function withOwner(rt: ResourceRuntime, body: unknown, user: User | null)
   const field = rt.resource.access.owner;
   if (!field || !user || typeof body !== "object" || body === null || Array.isArray(body)) return body;
   const given = (body as Record<string, unknown>)[field];
-  if (given === undefined) return { ...body, [field]: user.id };
+  if (given === undefined) return Object.assign({}, body, { [field]: user.id });
   if (given !== user.id && !rt.resource.access.ownerBypass?.(user)) {
     throw new APIError(
       "FORBIDDEN",

@@ -97,7 +97,7 @@ export async function runTransforming<T>(
 ): Promise<T> {
   let current = value;
   for (const hook of hooks) {
-    const replaced = await hook({ ...ctx, [key]: current });
+    const replaced = await hook(Object.assign({}, ctx, { [key]: current }));
     if (replaced !== undefined) current = replaced as T;
   }
   return current;

@@ -40,7 +40,7 @@ export async function countRows(
     return estimate !== undefined && estimate > EXACT_UP_TO ? estimate : exact();
   }
   const capped = toCount(
-    (await runTemplate(db, templates.capped, { ...values, cap: EXACT_UP_TO + 1 })).rows[0]?.total,
+    (await runTemplate(db, templates.capped, Object.assign({ cap: EXACT_UP_TO + 1 }, values))).rows[0]?.total,
   );
   if (capped <= EXACT_UP_TO) return capped;
   const planned = await plannedRows(db, database, templates.matching, values);

@@ -88,8 +88,10 @@ export function parseListQuery(
         `Unknown query parameter${/^[\w.-]{1,40}$/.test(name) ? ` "${name}"` : ""}: a list takes ${[...KNOWN_PARAMETERS, ...extra].join(", ")} and filter[…].`,
       );
   }
+  const { page, limit } = parsePage(query, rules);
   return {
-    ...parsePage(query, rules),
+    page,
+    limit,
     search: parseSearch(query.search, rules),
     sortBy: parseSortBy(query.sortBy, rules),
     sortOrder: parseSortOrder(query.sortOrder),

@@ -248,7 +248,11 @@ export function createRecordStore(
   };
 
   const findOne = async (db: Kysely<any>, id: string, template = findById, values?: Row) => {
-    const { rows } = await runTemplate<Row>(db, template, { ...values, $id: id });
+    const { rows } = await runTemplate<Row>(
+      db,
+      template,
+      values ? Object.assign({ $id: id }, values) : { $id: id },
+    );
     return rows[0] ? codec.fromRow(rows[0]) : undefined;
   };
   const findScoped = (db: Kysely<any>, id: string, scope: Condition | undefined, locked: boolean) => {
@@ -293,7 +297,11 @@ export function createRecordStore(
       if (returning) {
         const rule = scope ? compileScope(scope) : undefined;
         const template = rule ? scopedTemplates(rule).delete : deleteById;
-        const { rows } = await runTemplate<Row>(db, template, { ...rule?.values, $id: id });
+        const { rows } = await runTemplate<Row>(
+          db,
+          template,
+          rule ? Object.assign({ $id: id }, rule.values) : { $id: id },
+        );
         return rows[0] ? codec.fromRow(rows[0]) : undefined;
       }
       return db.isTransaction
@@ -328,17 +336,19 @@ export function createRecordStore(
         return templates.walks;
       };
       const search = query.search === undefined ? undefined : `%${query.search.replace(/[\\%_]/g, "\\$&")}%`;
-      const values = {
-        match: indexed ? phraseIn(searchIn, query.search!) : undefined,
-        ...filter?.values,
-        ...rule?.values,
-        search,
-        // Without a count, and past a cursor, one row more than the page says whether another follows.
-        limit: query.count === "none" || cursor ? query.limit + 1 : query.limit,
-        offset: (query.page - 1) * query.limit,
-        kv: cursor?.value,
-        ki: cursor?.id,
-      };
+      const values = Object.assign(
+        { match: indexed ? phraseIn(searchIn, query.search!) : undefined },
+        filter?.values,
+        rule?.values,
+        {
+          search,
+          // Without a count, and past a cursor, one row more than the page says whether another follows.
+          limit: query.count === "none" || cursor ? query.limit + 1 : query.limit,
+          offset: (query.page - 1) * query.limit,
+          kv: cursor?.value,
+          ki: cursor?.id,
+        },
+      );
       const tableRows = !main.isTransaction && size ? await size() : 0;
       const db = tableRows > BIG_TABLE && !(await cheap(tableRows)) ? database.readers!.pick() : main;
       const total =

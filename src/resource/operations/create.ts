@@ -5,7 +5,7 @@ import { uuidv7 } from "../../core/id.ts";
 import { admit } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
 import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
-import { capitalize, hookContext, inTransaction, type ResourceRuntime } from "../runtime.ts";
+import { capitalize, extend, hookContext, inTransaction, type ResourceRuntime } from "../runtime.ts";
 
 export function createEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
@@ -29,11 +29,11 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
       }
       const created = await inTransaction(ctx.db, hooks.afterCreate.length > 0, async (db) => {
         const created = await rt.store.insert(db, record);
-        await runAll(hooks.afterCreate, { ...base, db, record: created });
+        await runAll(hooks.afterCreate, extend(base, { db, record: created }));
         return created;
       });
       if (hooks.afterCreateCommit.length)
-        await runAfterCommit(hooks.afterCreateCommit, { ...base, record: created }, rt.log);
+        await runAfterCommit(hooks.afterCreateCommit, extend(base, { record: created }), rt.log);
       if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
       return withoutHidden(created, hidden);
     },

@@ -3,7 +3,14 @@
 import type { Endpoint } from "../../core/endpoint.ts";
 import { admit } from "../admission.ts";
 import { runAfterCommit, runAll } from "../hooks.ts";
-import { capitalize, hookContext, inTransaction, notFound, type ResourceRuntime } from "../runtime.ts";
+import {
+  capitalize,
+  extend,
+  hookContext,
+  inTransaction,
+  notFound,
+  type ResourceRuntime,
+} from "../runtime.ts";
 
 export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
@@ -17,16 +24,16 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
       // Outside the caller's rows is a missing id, and no hook learns of it.
       if (scope && hooks.beforeDelete.length && !(await rt.store.findById(ctx.db, id, scope)))
         notFound(rt, id);
-      const base = { ...hookContext(ctx, rt, "delete", user), id };
+      const base = extend(hookContext(ctx, rt, "delete", user), { id });
       if (hooks.beforeDelete.length) await runAll(hooks.beforeDelete, base);
       const previous = await inTransaction(ctx.db, hooks.afterDelete.length > 0, async (db) => {
         const previous = await rt.store.delete(db, id, scope);
         if (!previous) notFound(rt, id);
-        await runAll(hooks.afterDelete, { ...base, db, previous });
+        await runAll(hooks.afterDelete, extend(base, { db, previous }));
         return previous;
       });
       if (hooks.afterDeleteCommit.length)
-        await runAfterCommit(hooks.afterDeleteCommit, { ...base, previous }, rt.log);
+        await runAfterCommit(hooks.afterDeleteCommit, extend(base, { previous }), rt.log);
       if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
       return { success: true, id };
     },

@@ -6,7 +6,7 @@ import { type Admission, admit, scopeKey } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
 import { type ListQuery, paginate, parseListQuery } from "../list-query.ts";
-import { capitalize, hookContext, type ResourceRuntime } from "../runtime.ts";
+import { capitalize, extend, hookContext, type ResourceRuntime } from "../runtime.ts";
 
 type ListRead = CachedRead & { query: ListQuery; admission: Admission; searchIn: readonly string[] };
 
@@ -16,7 +16,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
     const { ctx, user, query, admission, searchIn } = read as ListRead;
     const base =
       hooks.beforeList.length || hooks.afterList.length
-        ? { ...hookContext(ctx, rt, "list", user), query }
+        ? extend(hookContext(ctx, rt, "list", user), { query })
         : undefined;
     if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
     const listed = await rt.store.list(ctx.db, query, { scope: admission.scope, searchIn });
@@ -25,7 +25,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
     const { hidden } = admission;
     return hidden.size === 0
       ? result
-      : { ...result, items: result.items.map((r) => withoutHidden(r, hidden)) };
+      : extend(result, { items: result.items.map((r) => withoutHidden(r, hidden)) });
   };
   return {
     method: "GET",

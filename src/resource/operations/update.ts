@@ -6,7 +6,14 @@ import { fieldsNamed } from "../../query/where.ts";
 import { admit } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
 import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
-import { capitalize, hookContext, inTransaction, notFound, type ResourceRuntime } from "../runtime.ts";
+import {
+  capitalize,
+  extend,
+  hookContext,
+  inTransaction,
+  notFound,
+  type ResourceRuntime,
+} from "../runtime.ts";
 
 export function updateEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
@@ -23,12 +30,12 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
       // Outside the caller's rows is a missing id, and no hook learns of it.
       if (scope && hooks.beforeUpdate.length && !(await rt.store.findById(ctx.db, id, scope)))
         notFound(rt, id);
-      const base = { ...hookContext(ctx, rt, "update", user), id };
+      const base = extend(hookContext(ctx, rt, "update", user), { id });
       let data = valid;
       if (hooks.beforeUpdate.length) data = await runTransforming(hooks.beforeUpdate, base, "data", data);
 
       const changes: Record<string, unknown> = resource.timestamps
-        ? { ...data, updatedAt: new Date().toISOString() }
+        ? extend(data, { updatedAt: new Date().toISOString() })
         : data;
       const changed = Object.keys(changes);
       // Only a change to a field the rule names can take the record out of the caller's rows.
@@ -43,11 +50,11 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
           : (previous ?? (await rt.store.findById(db, id)));
         if (!record) notFound(rt, id);
         if (recheck && !(await rt.store.findById(db, id, scope))) throw outOfScope(rt.resource.name);
-        await runAll(hooks.afterUpdate, { ...base, db, record, previous });
+        await runAll(hooks.afterUpdate, extend(base, { db, record, previous }));
         return { record, previous };
       });
       if (hooks.afterUpdateCommit.length)
-        await runAfterCommit(hooks.afterUpdateCommit, { ...base, record, previous }, rt.log);
+        await runAfterCommit(hooks.afterUpdateCommit, extend(base, { record, previous }), rt.log);
       if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
       return withoutHidden(record, hidden);
     },
