@@ -108,13 +108,28 @@ export function extend<A extends object, B extends object>(base: A, extra: B): A
   return Object.assign({}, base, extra);
 }
 
+/** What hooks see of an operation on the resource; `id` for the operations on one record. */
 export function hookContext(
   ctx: EndpointContext,
   rt: ResourceRuntime,
   operation: Operation,
   user: User | null,
+): HookContext;
+export function hookContext(
+  ctx: EndpointContext,
+  rt: ResourceRuntime,
+  operation: Operation,
+  user: User | null,
+  id: string,
+): HookContext & { id: string };
+export function hookContext(
+  ctx: EndpointContext,
+  rt: ResourceRuntime,
+  operation: Operation,
+  user: User | null,
+  id?: string,
 ): HookContext {
-  return hookContextOf(ctx, rt.resource.name, operation, user);
+  return contextOf(ctx, rt.resource.name, operation, user, id);
 }
 
 /** What hooks see of a request; plugin routes (uploads) pass their own resource name. */
@@ -123,8 +138,32 @@ export function hookContextOf(
   resource: string,
   operation: Operation,
   user: User | null,
+): HookContext;
+export function hookContextOf(
+  ctx: EndpointContext,
+  resource: string,
+  operation: Operation,
+  user: User | null,
+  id: string,
+): HookContext & { id: string };
+export function hookContextOf(
+  ctx: EndpointContext,
+  resource: string,
+  operation: Operation,
+  user: User | null,
+  id?: string,
 ): HookContext {
-  return {
+  return contextOf(ctx, resource, operation, user, id);
+}
+
+function contextOf(
+  ctx: EndpointContext,
+  resource: string,
+  operation: Operation,
+  user: User | null,
+  id: string | undefined,
+): HookContext {
+  const context: HookContext & { id?: string } = {
     resource,
     operation,
     user,
@@ -134,6 +173,9 @@ export function hookContextOf(
     ip: ctx.ip,
     db: ctx.db,
   };
+  // Set on the literal, not spread into a copy: one object, and only where there is an id.
+  if (id !== undefined) context.id = id;
+  return context;
 }
 
 /**

@@ -150,7 +150,7 @@ function deleteFile(state: UploadState) {
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
       const { user, scope } = await admitUploadRows(state.access, "delete", ctx, state.app.profile, id);
-      const hookCtx = { ...hookContextOf(ctx, RESOURCE, "delete", user), id };
+      const hookCtx = hookContextOf(ctx, RESOURCE, "delete", user, id);
       const previous = await inTransaction(ctx.db, true, async (db) => {
         // Locked, and the delete must remove it: of concurrent deletes exactly one gets past here.
         const row = await findRow(state, db, id, "delete", scope, true);

@@ -24,7 +24,7 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
       // Outside the caller's rows is a missing id, and no hook learns of it.
       if (scope && hooks.beforeDelete.length && !(await rt.store.findById(ctx.db, id, scope)))
         notFound(rt, id);
-      const base = extend(hookContext(ctx, rt, "delete", user), { id });
+      const base = hookContext(ctx, rt, "delete", user, id);
       if (hooks.beforeDelete.length) await runAll(hooks.beforeDelete, base);
       const previous = await inTransaction(ctx.db, hooks.afterDelete.length > 0, async (db) => {
         const previous = await rt.store.delete(db, id, scope);

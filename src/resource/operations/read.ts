@@ -5,7 +5,7 @@ import type { CachedRead } from "../../core/plugin.ts";
 import { type Admission, admit, scopeKey } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
-import { capitalize, extend, hookContext, notFound, type ResourceRuntime } from "../runtime.ts";
+import { capitalize, hookContext, notFound, type ResourceRuntime } from "../runtime.ts";
 
 type ScopedRead = CachedRead & { admission: Admission };
 
@@ -16,9 +16,7 @@ export function readEndpoint(rt: ResourceRuntime): Endpoint {
     const { ctx, user, key: id, admission } = read as ScopedRead;
     const { scope, hidden } = admission;
     const base =
-      hooks.beforeRead.length || hooks.afterRead.length
-        ? extend(hookContext(ctx, rt, "read", user), { id })
-        : undefined;
+      hooks.beforeRead.length || hooks.afterRead.length ? hookContext(ctx, rt, "read", user, id) : undefined;
     // Outside the caller's rows is a missing id, and no hook learns of it.
     let record = scope ? await rt.store.findById(ctx.db, id, scope) : undefined;
     if (scope && !record) notFound(rt, id);

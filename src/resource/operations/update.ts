@@ -30,7 +30,7 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
       // Outside the caller's rows is a missing id, and no hook learns of it.
       if (scope && hooks.beforeUpdate.length && !(await rt.store.findById(ctx.db, id, scope)))
         notFound(rt, id);
-      const base = extend(hookContext(ctx, rt, "update", user), { id });
+      const base = hookContext(ctx, rt, "update", user, id);
       let data = valid;
       if (hooks.beforeUpdate.length) data = await runTransforming(hooks.beforeUpdate, base, "data", data);
 
