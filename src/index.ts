@@ -60,6 +60,14 @@ export type { HookContext, ResourceHooks } from "./resource/hooks.ts";
 export type { ListQuery, ListResult, Pagination } from "./resource/list-query.ts";
 export { type OwnedByOptions, ownedBy } from "./resource/owned-by.ts";
 export type { Pluralize } from "./resource/plural.ts";
+export {
+  type FileRefOptions,
+  fileRef,
+  type OnDelete,
+  type ReferenceOptions,
+  type ReverseOptions,
+  references,
+} from "./resource/references.ts";
 export type {
   AnyResource,
   CreateInputOf,

@@ -205,6 +205,85 @@ forEachDialect((dialect) => {
   });
 });
 
+/** An author and a post whose `authorId` is `field` (a plain string, or a reference). */
+function writeBlogConfig(dir: string, database: { provider: string; url: string }, field: string) {
+  writeFileSync(
+    join(dir, "crudkit.config.ts"),
+    `import { createResource, crudkit, references, withId } from "crudkit";
+import { z } from "zod";
+
+const author = createResource({ name: "author", schema: withId({ name: z.string() }) });
+const post = createResource({ name: "post", schema: withId({ title: z.string(), authorId: ${field} }) });
+
+export default crudkit({ database: ${JSON.stringify(database)}, resources: [author, post] });
+`,
+  );
+}
+
+forEachDialect((dialect) => {
+  it("references: migrate adds the foreign key over existing rows, refuses orphans, and drops it again", async () => {
+    const database = (await dialect.fresh()) as { provider: string; url: string };
+    const dir = project();
+    writeBlogConfig(dir, database, "z.string()");
+    expect(run(dir, "migrate").code).toBe(0);
+    const app = crudkit({ database: database as never, resources: [] });
+    const stamp = dialect.name === "sqlite" ? "2026-01-01T00:00:00.000Z" : new Date("2026-01-01T00:00:00Z");
+    const at = { createdAt: stamp, updatedAt: stamp };
+    await app.db
+      .insertInto("author")
+      .values({ id: "ann", name: "Ann", ...at })
+      .execute();
+    await app.db
+      .insertInto("post")
+      .values({ id: "p1", title: "kept", authorId: "ann", ...at })
+      .execute();
+    await app.db
+      .insertInto("post")
+      .values({ id: "p2", title: "orphan", authorId: "nobody", ...at })
+      .execute();
+
+    writeBlogConfig(dir, database, `references("author", { onDelete: "cascade" })`);
+    const refused = run(dir, "migrate");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'Cannot add the reference post.authorId → author: in 1 row(s) of "post", authorId names no existing "author".',
+    );
+    await app.db.deleteFrom("post").where("id", "=", "p2").execute();
+
+    const generated = run(dir, "generate", "--out", "fk");
+    expect(generated.code, generated.stderr).toBe(0);
+    const [file] = readdirSync(join(dir, "fk"));
+    const text = readFileSync(join(dir, "fk", file!), "utf8");
+    expect(text).toMatch(
+      /foreign key \([`"]authorId[`"]\) references [`"]author[`"] \([`"]id[`"]\) on delete cascade/,
+    );
+    const migrated = run(dir, "migrate");
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(run(dir, "migrate").stdout.trim()).toBe("nothing to migrate: the database matches the schema");
+    // The rows survived (SQLite rebuilt the table), and the key now holds.
+    expect(await app.db.selectFrom("post").select(["id", "authorId"]).execute()).toEqual([
+      { id: "p1", authorId: "ann" },
+    ]);
+    await expect(
+      app.db
+        .insertInto("post")
+        .values({ id: "p3", title: "x", authorId: "nobody", ...at })
+        .execute(),
+    ).rejects.toThrow();
+
+    writeBlogConfig(dir, database, "z.string()");
+    const dropped = run(dir, "migrate");
+    expect(dropped.code, dropped.stderr).toBe(0);
+    expect(dropped.stdout).toMatch(/drop foreign key post\.authorId|drop the reference of post\.authorId/);
+    expect(run(dir, "migrate").stdout.trim()).toBe("nothing to migrate: the database matches the schema");
+    await app.db
+      .insertInto("post")
+      .values({ id: "p4", title: "free", authorId: "nobody", ...at })
+      .execute();
+    await app.close();
+  });
+});
+
 describe("CLI errors", () => {
   it("no config found", () => {
     const result = run(project(), "migrate");

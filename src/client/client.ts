@@ -35,7 +35,8 @@ function member(name: string, call: Call) {
     {
       create: (body: unknown, options?: CallOptions) =>
         call({ method: "POST", path: `/${name}`, body }, options),
-      read: (id: string, options?: CallOptions) => call({ method: "GET", path: item(id) }, options),
+      read: (id: string, { expand, ...options }: CallOptions & { expand?: readonly string[] } = {}) =>
+        call({ method: "GET", path: item(id), query: expand ? { expand } : undefined }, options),
       update: (id: string, body: unknown, options?: CallOptions) =>
         call({ method: "PATCH", path: item(id), body }, options),
       delete: (id: string, options?: CallOptions) => call({ method: "DELETE", path: item(id) }, options),

@@ -1,8 +1,9 @@
 // Types of the client, inferred from the server app's type alone (`createClient<typeof app>`).
 // Only `import type` here: nothing of the server reaches the client bundle.
 
-import type { DeleteResult, ListQueryInput } from "../core/api-types.ts";
+import type { DeleteResult, ExpandInput, ListQueryInput } from "../core/api-types.ts";
 import type { ListResult } from "../resource/list-query.ts";
+import type { Expanded, ExpandPath } from "../resource/relation-types.ts";
 import type { AnyResource, CreateInputOf, RecordOf, UpdateInputOf } from "../resource/types.ts";
 import type { CallOptions, ClientResult, FetchOptions } from "./request.ts";
 
@@ -35,8 +36,14 @@ type StaticPathOf<E> = E extends { path: infer P extends string }
       : P
   : never;
 
-export interface ResourceClient<R extends AnyResource> {
+export interface ResourceClient<R extends AnyResource, All extends AnyResource = R> {
   create(body: CreateInputOf<R>, options?: CallOptions<RecordOf<R>>): Promise<ClientResult<RecordOf<R>>>;
+  /** One record; `expand` adds related records beside it: `read(id, { expand: ["author"] })`. */
+  read<const E extends ExpandPath<R, All> = never>(
+    id: string,
+    options?: CallOptions<Expanded<R, All, E>> & ExpandInput<E>,
+  ): Promise<ClientResult<Expanded<R, All, E>>>;
+  // Last, for `ReturnType`, which reads the last signature: the record without expansions.
   read(id: string, options?: CallOptions<RecordOf<R>>): Promise<ClientResult<RecordOf<R>>>;
   update(
     id: string,
@@ -44,6 +51,10 @@ export interface ResourceClient<R extends AnyResource> {
     options?: CallOptions<RecordOf<R>>,
   ): Promise<ClientResult<RecordOf<R>>>;
   delete(id: string, options?: CallOptions<DeleteResult>): Promise<ClientResult<DeleteResult>>;
+  list<const E extends ExpandPath<R, All> = never>(
+    query?: ListQueryInput<R> & ExpandInput<E>,
+    options?: CallOptions<ListResult<Expanded<R, All, E>>>,
+  ): Promise<ClientResult<ListResult<Expanded<R, All, E>>>>;
   list(
     query?: ListQueryInput<R>,
     options?: CallOptions<ListResult<RecordOf<R>>>,
@@ -52,10 +63,10 @@ export interface ResourceClient<R extends AnyResource> {
    * Every page of a list, by cursor: `for await (const page of client.product.pages({ where }))`.
    * A failed request throws its error.
    */
-  pages(
-    query?: Omit<ListQueryInput<R>, "page" | "cursor">,
-    options?: CallOptions<ListResult<RecordOf<R>>>,
-  ): AsyncIterable<ListResult<RecordOf<R>>>;
+  pages<const E extends ExpandPath<R, All> = never>(
+    query?: Omit<ListQueryInput<R>, "page" | "cursor"> & ExpandInput<E>,
+    options?: CallOptions<ListResult<Expanded<R, All, E>>>,
+  ): AsyncIterable<ListResult<Expanded<R, All, E>>>;
 }
 
 /** A plugin endpoint's client method: one input object (path parameters, query and body fields). */
@@ -96,7 +107,9 @@ export interface Fetch<App> {
   ): Promise<ClientResult<T>>;
 }
 
-export type Client<App> = { [R in ResourcesOf<App> as R["name"]]: ResourceClient<R> } & PluginMethods<App> & {
+export type Client<App> = {
+  [R in ResourcesOf<App> as R["name"]]: ResourceClient<R, ResourcesOf<App>>;
+} & PluginMethods<App> & {
     $fetch: Fetch<App>;
   };
 

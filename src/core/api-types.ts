@@ -2,6 +2,7 @@
 
 import type { Where } from "../query/where.ts";
 import type { ListResult } from "../resource/list-query.ts";
+import type { Expanded, ExpandPath } from "../resource/relation-types.ts";
 import type { AnyResource, CreateInputOf, RecordOf, SortableOf, UpdateInputOf } from "../resource/types.ts";
 
 interface BaseCallOptions {
@@ -36,6 +37,37 @@ export interface ListQueryInput<R extends AnyResource> {
   where?: Where<RecordOf<R>>;
 }
 
+/** Related records to return beside each record: `["author", "comments.author"]`. */
+export interface ExpandInput<E extends string> {
+  expand?: readonly E[];
+}
+
+/** `readX`: generic in what it expands, so the record's type says what arrived. */
+export interface ReadMethod<R extends AnyResource, All extends AnyResource> {
+  <const E extends ExpandPath<R, All> = never>(
+    options: BaseCallOptions & IdParams & { query?: ExpandInput<E> } & { asResponse: true },
+  ): Promise<Response>;
+  <const E extends ExpandPath<R, All> = never>(
+    options: BaseCallOptions & IdParams & { query?: ExpandInput<E> } & { asResponse?: false },
+  ): Promise<Expanded<R, All, E>>;
+  // Last, for `ReturnType`, which reads the last signature: the record without expansions.
+  (options: BaseCallOptions & IdParams & { asResponse?: false }): Promise<RecordOf<R>>;
+}
+
+/** `listX`: generic in what it expands. */
+export interface ListMethod<R extends AnyResource, All extends AnyResource> {
+  <const E extends ExpandPath<R, All> = never>(
+    options: BaseCallOptions & { query?: ListQueryInput<R> & ExpandInput<E> } & { asResponse: true },
+  ): Promise<Response>;
+  <const E extends ExpandPath<R, All> = never>(
+    options?: BaseCallOptions & { query?: ListQueryInput<R> & ExpandInput<E> } & { asResponse?: false },
+  ): Promise<ListResult<Expanded<R, All, E>>>;
+  // Last, for `ReturnType`: the page without expansions.
+  (
+    options?: BaseCallOptions & { query?: ListQueryInput<R> } & { asResponse?: false },
+  ): Promise<ListResult<RecordOf<R>>>;
+}
+
 export interface DeleteResult {
   success: true;
   id: string;
@@ -49,7 +81,7 @@ export type ResourceApi<R extends AnyResource> = {
     RecordOf<K>
   >;
 } & {
-  [K in R as `read${Capitalize<K["name"]>}`]: ApiMethod<BaseCallOptions & IdParams, RecordOf<K>>;
+  [K in R as `read${Capitalize<K["name"]>}`]: ReadMethod<K, R>;
 } & {
   [K in R as `update${Capitalize<K["name"]>}`]: ApiMethod<
     BaseCallOptions & IdParams & { body: UpdateInputOf<K> },
@@ -58,13 +90,10 @@ export type ResourceApi<R extends AnyResource> = {
 } & {
   [K in R as `delete${Capitalize<K["name"]>}`]: ApiMethod<BaseCallOptions & IdParams, DeleteResult>;
 } & {
-  [K in R as `list${Capitalize<K["plural"]>}`]: OptionalApiMethod<
-    BaseCallOptions & { query?: ListQueryInput<K> },
-    ListResult<RecordOf<K>>
-  >;
+  [K in R as `list${Capitalize<K["plural"]>}`]: ListMethod<K, R>;
 } & {
   /** Every page of the list, by cursor: `for await (const page of app.api.listProductsPages())`. */
-  [K in R as `list${Capitalize<K["plural"]>}Pages`]: (
-    options?: BaseCallOptions & { query?: Omit<ListQueryInput<K>, "page" | "cursor"> },
-  ) => AsyncIterable<ListResult<RecordOf<K>>>;
+  [K in R as `list${Capitalize<K["plural"]>}Pages`]: <const E extends ExpandPath<K, R> = never>(
+    options?: BaseCallOptions & { query?: Omit<ListQueryInput<K>, "page" | "cursor"> & ExpandInput<E> },
+  ) => AsyncIterable<ListResult<Expanded<K, R, E>>>;
 };

@@ -8,6 +8,7 @@ import type { TableDefinition } from "../db/table-definition.ts";
 import type { Operation } from "../resource/access.ts";
 import { type CanOptions, can, type Permission } from "../resource/can.ts";
 import { chainHooks } from "../resource/hooks.ts";
+import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
 import { resourceTable } from "../resource/resource-table.ts";
 import { createResourceRuntime, type Log, type ResourceRuntime } from "../resource/runtime.ts";
@@ -119,6 +120,7 @@ export function crudkit<
   const database = openDatabase(options.database, log, statementTimeout);
   const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };
   const runtimes = new Map<string, ResourceRuntime>();
+  const relations = readRelations(options.resources);
   const pluginContext: PluginContext = {
     db: database.kysely,
     dialect: database.dialect,
@@ -144,6 +146,8 @@ export function crudkit<
       ...listLimits,
       readCache: caches[0],
       log,
+      relations,
+      runtimeOf: (name) => runtimes.get(name)!,
     });
     runtimes.set(resource.name, runtime);
     const own = resourceEndpoints(runtime);

@@ -18,3 +18,28 @@ export function isDataError(error: unknown): boolean {
   if (code.length === 5 && code.startsWith("22")) return true;
   return MYSQL_CODES.has(code) || code === "SQLITE_TOOBIG";
 }
+
+/**
+ * A foreign key violation, whatever the driver, and the constraint it names where the driver
+ * says (PostgreSQL's `constraint`, MySQL's "CONSTRAINT `name`"); SQLite names none.
+ */
+export function violatedForeignKey(error: unknown): { constraint: string | undefined } | undefined {
+  const { code, constraint, sqlMessage, message } = (error ?? {}) as {
+    code?: unknown;
+    constraint?: unknown;
+    sqlMessage?: string;
+    message?: string;
+  };
+  // SQLite reports a RESTRICT key as a trigger.
+  if (
+    code === "SQLITE_CONSTRAINT_FOREIGNKEY" ||
+    (code === "SQLITE_CONSTRAINT_TRIGGER" && /FOREIGN KEY/.test(message ?? ""))
+  )
+    return { constraint: undefined };
+  if (code === "23503") return { constraint: typeof constraint === "string" ? constraint : undefined };
+  if (code === "ER_NO_REFERENCED_ROW_2" || code === "ER_ROW_IS_REFERENCED_2") {
+    const named = /CONSTRAINT `([^`]+)`/.exec(sqlMessage ?? message ?? "");
+    return { constraint: named?.[1] };
+  }
+  return undefined;
+}

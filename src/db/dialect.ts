@@ -80,6 +80,34 @@ export interface DialectProfile {
     | undefined;
   /** Every index of the current schema, with its table. */
   indexes(): RawBuilder<{ name: string; tableName: string }>;
+  /**
+   * Every foreign key of the current schema: its name (none on SQLite), table, column, the
+   * referenced table and the engine's word for its delete rule.
+   */
+  foreignKeys(): RawBuilder<LiveForeignKeyRow>;
+  /**
+   * How a foreign key is added to an existing table and dropped from it: by ALTER TABLE, or by
+   * rebuilding the table (SQLite, whose foreign keys are declared with the table).
+   */
+  readonly foreignKeyChanges: "alter table" | "rebuild";
+  /** `DROP FOREIGN KEY` (MySQL/MariaDB) rather than the standard `DROP CONSTRAINT`. */
+  readonly dropForeignKeyClause: "constraint" | "foreign key";
+  /**
+   * SQLite checks foreign keys only outside a migration that rebuilds tables (dropping a
+   * referenced table would otherwise cascade): statements to turn the check off around it, and the
+   * check of every key before it commits.
+   */
+  readonly foreignKeyPause:
+    | { off: RawBuilder<unknown>; on: RawBuilder<unknown>; check: RawBuilder<Record<string, unknown>> }
+    | undefined;
+}
+
+export interface LiveForeignKeyRow {
+  name: string | null;
+  tableName: string;
+  column: string;
+  target: string;
+  onDelete: string;
 }
 
 const PROFILES: Record<DialectName, DialectProfile> = {

@@ -16,6 +16,13 @@ export interface ColumnDefinition {
   default?: unknown;
   /** Allowed values (a CHECK constraint). */
   enumValues?: readonly string[];
+  /** A foreign key to another table's `id`, and what deleting that row does to this one. */
+  references?: ForeignKey;
+}
+
+export interface ForeignKey {
+  table: string;
+  onDelete: "restrict" | "cascade" | "set null";
 }
 
 export interface IndexDefinition {
@@ -49,4 +56,9 @@ export function indexName(
   if (name.length <= 63) return name;
   const hash = createHash("sha256").update(columns.join(",")).digest("hex").slice(0, 10);
   return `${table.slice(0, 40)}_${hash}_${suffix}`;
+}
+
+/** `<table>_<column>_fkey`, shortened like index names: how the planner finds its foreign keys. */
+export function foreignKeyName(table: string, column: string): string {
+  return indexName(table, [column], false, "fkey");
 }

@@ -20,6 +20,8 @@ import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
 import { type Cursor, cursorValue, decodeCursor, encodeCursor, keysetCondition } from "./keyset.ts";
 import { countRows, type ListTemplates } from "./list-count.ts";
 import type { ListQuery, PageEdges } from "./list-query.ts";
+import { referenceErrors } from "./reference-errors.ts";
+import { createRelatedReads, type RelatedReads } from "./related-reads.ts";
 import type { AnyResource } from "./types.ts";
 
 type Row = Record<string, unknown>;
@@ -38,6 +40,16 @@ export interface RecordStore {
   update(db: Kysely<any>, id: string, changes: Row): Promise<Row | undefined>;
   /** Deletes and returns the deleted record, or undefined if none matches id and `scope`. */
   delete(db: Kysely<any>, id: string, scope?: Condition): Promise<Row | undefined>;
+  /** The records whose `field` holds `id` (locked until the transaction ends, where the engine locks rows). */
+  referencing(trx: Kysely<any>, field: string, id: string): Promise<Row[]>;
+  /** Whether any record's `field` holds `id`. */
+  isReferenced(db: Kysely<any>, field: string, id: string): Promise<boolean>;
+  /** Deletes the records whose `field` holds `id`. */
+  deleteReferencing(trx: Kysely<any>, field: string, id: string): Promise<void>;
+  /** Sets `field` to null where it holds `id` (and `updatedAt`, given as a record value). */
+  clearReferencing(trx: Kysely<any>, field: string, id: string, updatedAt: string | undefined): Promise<void>;
+  /** The reads behind `expand`: many records by id, or a few per parent. */
+  readonly related: RelatedReads;
   /** A page, its total (null with `count=none`), and the cursors to the pages beside it. */
   list(db: Kysely<any>, query: ListQuery, within?: ListScope): Promise<ListedPage>;
 }
@@ -229,6 +241,7 @@ export function createRecordStore(
     return templates;
   };
 
+  const missingReference = referenceErrors(resource);
   // Unique sets by index name, so a violation names the fields whatever the driver reports.
   const uniqueSets = new Map(resource.unique.map((columns) => [indexName(table, columns, true), columns]));
   /** A unique violation as a 409 naming the field(s); any other error as it is. */
@@ -276,7 +289,7 @@ export function createRecordStore(
         await runTemplate(db, insert, row);
         return codec.fromRow(row);
       } catch (error) {
-        throw conflictOf(error);
+        throw await missingReference(conflictOf(error), db, row);
       }
     },
     findById: (db, id, scope) => findScoped(db, id, scope, false),
@@ -286,8 +299,8 @@ export function createRecordStore(
       const row = codec.toRow(changes);
       const values: Row = { $id: id };
       for (const c of changed) values[c] = row[c];
-      const result = await runTemplate<Row>(db, updateTemplate(changed), values).catch((error) => {
-        throw conflictOf(error);
+      const result = await runTemplate<Row>(db, updateTemplate(changed), values).catch(async (error) => {
+        throw await missingReference(conflictOf(error), db, row);
       });
       // Without RETURNING (MySQL), read the record back; MySQL's affected rows count only changed rows.
       if (!returning) return findOne(db, id);
@@ -307,6 +320,26 @@ export function createRecordStore(
       return db.isTransaction
         ? deleteLocked(db, id, scope)
         : db.transaction().execute((trx) => deleteLocked(trx, id, scope));
+    },
+    related: createRelatedReads(builder, table, columns, compileScope, codec.fromRow),
+    async referencing(trx, field, id) {
+      const query = trx.selectFrom(table).selectAll().where(field, "=", id).orderBy("id");
+      const rows = await (profile.rowLocks ? query.forUpdate() : query).execute();
+      return rows.map(codec.fromRow);
+    },
+    async isReferenced(db, field, id) {
+      return (await db.selectFrom(table).select("id").where(field, "=", id).limit(1).execute()).length > 0;
+    },
+    async deleteReferencing(trx, field, id) {
+      await trx.deleteFrom(table).where(field, "=", id).execute();
+    },
+    async clearReferencing(trx, field, id, updatedAt) {
+      const changes: Row = { [field]: null };
+      if (updatedAt !== undefined) changes.updatedAt = updatedAt;
+      const row = codec.toRow(changes);
+      const set: Row = {};
+      for (const column of Object.keys(changes)) set[column] = row[column];
+      await trx.updateTable(table).set(set).where(field, "=", id).execute();
     },
     async list(main, query, within = {}) {
       const filter = query.where ? compileWhere(query.where, fields, profile) : undefined;

@@ -10,6 +10,8 @@ import {
 import type { Field, FieldKind } from "../schema/field-model.ts";
 import type { AnyResource } from "./types.ts";
 
+const ON_DELETE = { restrict: "restrict", cascade: "cascade", setNull: "set null" } as const;
+
 const COLUMN_TYPE: Record<FieldKind, ColumnType> = {
   string: "text",
   enum: "text",
@@ -29,6 +31,9 @@ export function resourceTable(resource: AnyResource): TableDefinition {
       notNull: !field.optional && !field.nullable,
       ...(field.enumValues ? { enumValues: field.enumValues } : {}),
       ...(field.hasDefault && field.name !== "id" ? { default: defaultOf(field) } : {}),
+      ...(field.reference
+        ? { references: { table: field.reference.target, onDelete: ON_DELETE[field.reference.onDelete] } }
+        : {}),
     };
   }
   const order = resource.timestamps ? ["createdAt", "id"] : ["id"];
@@ -41,6 +46,8 @@ export function resourceTable(resource: AnyResource): TableDefinition {
   // A row rule on the owner lists `where owner = ? order by createdAt desc, id desc`.
   if (resource.access.owner) add([resource.access.owner, ...order], false);
   for (const columns of resource.unique) add(columns, true);
+  // Deletes look up the records pointing at one (onDelete), and reverse expansions list them in order.
+  for (const field of resource.fields) if (field.reference) add([field.name, ...order], false);
   // Lists sort by a field and then by id: with id at its end, an index serves the whole order.
   for (const columns of resource.indexes) add(columns.includes("id") ? columns : [...columns, "id"], false);
   return {

@@ -13,6 +13,7 @@ import { createFieldPolicy, type FieldPolicy } from "./field-access.ts";
 import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
 import type { ListRules } from "./list-query.ts";
 import { createRecordStore, type RecordStore } from "./record-store.ts";
+import type { RelationGraph } from "./relations.ts";
 import type { AnyResource } from "./types.ts";
 
 export type Log = (message: string, error?: unknown) => void;
@@ -31,6 +32,10 @@ export interface ResourceRuntime {
   readonly ruleFields: ReadonlyMap<string, FilterField>;
   readonly readCache: ReadCache | undefined;
   readonly log: Log;
+  /** How the app's resources point at each other. */
+  readonly relations: RelationGraph;
+  /** The runtime of another resource of the app (relations cross resources). */
+  runtimeOf(resource: string): ResourceRuntime;
 }
 
 export interface RuntimeOptions {
@@ -40,6 +45,8 @@ export interface RuntimeOptions {
   maxLimit: number;
   readCache: ReadCache | undefined;
   log: Log;
+  relations: RelationGraph;
+  runtimeOf(resource: string): ResourceRuntime;
 }
 
 export function createResourceRuntime(resource: AnyResource, options: RuntimeOptions): ResourceRuntime {
@@ -85,6 +92,8 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     ruleFields,
     readCache: options.readCache,
     log: options.log,
+    relations: options.relations,
+    runtimeOf: options.runtimeOf,
   };
 }
 

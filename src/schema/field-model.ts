@@ -3,6 +3,7 @@
 
 import type { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
+import { type FileRefSpec, marksOf, type ReferenceSpec } from "./field-marks.ts";
 
 /** How a field is stored and read back. */
 export type FieldKind = "string" | "integer" | "number" | "boolean" | "enum" | "date" | "json";
@@ -20,6 +21,10 @@ export interface Field {
   enumValues?: readonly string[];
   /** The field's schema as declared. */
   schema: z.ZodType;
+  /** The record of another resource it holds the id of (`references()`). */
+  reference?: ReferenceSpec;
+  /** The uploaded file it holds the id of (`fileRef()`). */
+  file?: FileRefSpec;
 }
 
 type Def = {
@@ -44,6 +49,9 @@ function readField(name: string, schema: z.ZodType): Field {
   const field: Field = { name, kind: "json", optional: false, nullable: false, hasDefault: false, schema };
   let current = schema;
   for (;;) {
+    const marks = marksOf(current);
+    if (marks?.reference) field.reference ??= marks.reference;
+    if (marks?.file) field.file ??= marks.file;
     const d = def(current);
     switch (d.type) {
       case "optional":

@@ -68,4 +68,14 @@ export const mysqlProfile: DialectProfile = {
   },
   indexes: () => sql`select distinct index_name as name, table_name as tableName
     from information_schema.statistics where table_schema = database()`,
+  foreignKeys: () => sql`select r.constraint_name as name, r.table_name as tableName,
+    k.column_name as \`column\`, r.referenced_table_name as target, r.delete_rule as onDelete
+    from information_schema.referential_constraints r
+    join information_schema.key_column_usage k
+      on k.constraint_schema = r.constraint_schema and k.constraint_name = r.constraint_name
+      and k.table_name = r.table_name
+    where r.constraint_schema = database()`,
+  foreignKeyChanges: "alter table",
+  dropForeignKeyClause: "foreign key",
+  foreignKeyPause: undefined,
 };

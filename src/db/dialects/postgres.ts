@@ -48,4 +48,17 @@ export const postgresProfile: DialectProfile = {
   },
   indexes: () => sql`select indexname as name, tablename as "tableName" from pg_indexes
     where schemaname = current_schema()`,
+  foreignKeys: () => sql`select c.conname as name, t.relname as "tableName", a.attname as "column",
+    r.relname as target,
+    case c.confdeltype when 'c' then 'cascade' when 'n' then 'set null' when 'r' then 'restrict'
+      else 'no action' end as "onDelete"
+    from pg_constraint c
+    join pg_class t on t.oid = c.conrelid
+    join pg_namespace n on n.oid = t.relnamespace
+    join pg_class r on r.oid = c.confrelid
+    join pg_attribute a on a.attrelid = c.conrelid and a.attnum = c.conkey[1]
+    where c.contype = 'f' and n.nspname = current_schema()`,
+  foreignKeyChanges: "alter table",
+  dropForeignKeyClause: "constraint",
+  foreignKeyPause: undefined,
 };

@@ -39,4 +39,15 @@ export const sqliteProfile: DialectProfile = {
   plannedRows: undefined,
   indexes: () => sql`select name, tbl_name as "tableName" from sqlite_master
     where type = 'index' and name not like 'sqlite_autoindex%'`,
+  foreignKeys: () => sql`select null as name, m.name as "tableName", f."from" as "column",
+    f."table" as target, f.on_delete as "onDelete"
+    from sqlite_master m join pragma_foreign_key_list(m.name) f
+    where m.type = 'table'`,
+  foreignKeyChanges: "rebuild",
+  dropForeignKeyClause: "constraint",
+  foreignKeyPause: {
+    off: sql`pragma foreign_keys = off`,
+    on: sql`pragma foreign_keys = on`,
+    check: sql`pragma foreign_key_check`,
+  },
 };

@@ -4,7 +4,7 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Database } from "../database.ts";
 import { readLiveSchema } from "./live-schema.ts";
-import type { MigrationPlan, MigrationStep } from "./plan.ts";
+import { type MigrationPlan, MigrationRefused, type MigrationStep } from "./plan.ts";
 import { ensureMigrationsTable, migrationName, recordMigration } from "./record.ts";
 
 export async function applyPlan(
@@ -35,10 +35,24 @@ export async function applyPlan(
       }
     });
   } else {
-    await db.kysely.transaction().execute(async (trx) => {
-      if (untimed) await untimed.statement.execute(trx);
-      await run(trx);
-    });
+    const pause = db.profile.foreignKeyPause;
+    // Outside the transaction: SQLite ignores the pragma inside one.
+    if (pause) await pause.off.execute(db.kysely);
+    try {
+      await db.kysely.transaction().execute(async (trx) => {
+        if (untimed) await untimed.statement.execute(trx);
+        await run(trx);
+        if (pause) {
+          const broken = (await pause.check.execute(trx)).rows;
+          if (broken.length > 0)
+            throw new MigrationRefused(
+              `The migration would leave ${broken.length} row(s) pointing at records that do not exist (first: table "${String(broken[0]!.table)}"); nothing was changed.`,
+            );
+        }
+      });
+    } finally {
+      if (pause) await pause.on.execute(db.kysely);
+    }
   }
 }
 

@@ -4,7 +4,7 @@
 import { type ColumnDefinitionBuilder, type Compilable, sql } from "kysely";
 import type { Database } from "../database.ts";
 import type { DialectProfile } from "../dialect.ts";
-import type { ColumnDefinition, TableDefinition } from "../table-definition.ts";
+import { type ColumnDefinition, foreignKeyName, type TableDefinition } from "../table-definition.ts";
 
 const text = (query: Compilable) => query.compile().sql;
 
@@ -12,7 +12,7 @@ const text = (query: Compilable) => query.compile().sql;
 export function keyedColumns(table: TableDefinition): Set<string> {
   const keyed = new Set<string>();
   for (const [name, column] of Object.entries(table.columns))
-    if (column.primaryKey || column.unique) keyed.add(name);
+    if (column.primaryKey || column.unique || column.references) keyed.add(name);
   for (const index of table.indexes ?? []) for (const name of index.columns) keyed.add(name);
   return keyed;
 }
@@ -26,6 +26,19 @@ export function createTableStatements(db: Database, table: TableDefinition, as =
       constraints(c, name, column, db.profile),
     );
   }
+  // SQLite declares foreign keys with the table; elsewhere they are added once every table exists.
+  if (db.profile.foreignKeyChanges === "rebuild")
+    for (const [name, column] of Object.entries(table.columns)) {
+      const key = column.references;
+      if (key)
+        builder = builder.addForeignKeyConstraint(
+          foreignKeyName(table.name, name),
+          [name as never],
+          key.table,
+          ["id"],
+          (c) => c.onDelete(key.onDelete),
+        );
+    }
   const options = db.profile.tableOptions;
   return [
     text(options ? builder.modifyEnd(options) : builder),

@@ -17,6 +17,13 @@ import {
   rebuildStatements,
   zeroValue,
 } from "./ddl.ts";
+import {
+  changedForeignKeys,
+  foreignKeySteps,
+  type LiveForeignKeys,
+  readForeignKeys,
+  refuseOrphans,
+} from "./foreign-keys.ts";
 import { type LiveSchema, type LiveTable, readLiveSchema } from "./live-schema.ts";
 import { sameType } from "./physical-types.ts";
 import { MIGRATIONS_TABLE, readOwnedTables } from "./record.ts";
@@ -47,11 +54,17 @@ export async function planMigration(
   definitions: readonly TableDefinition[],
 ): Promise<MigrationPlan> {
   const live = await readLiveSchema(db);
+  const keys = await readForeignKeys(db);
   const desired = definitions.map((t) => withSearchIndexes(db, t));
   const steps: MigrationStep[] = [...(await trigramExtensionSteps(db, desired))];
+  const keySteps =
+    db.profile.foreignKeyChanges === "alter table"
+      ? await foreignKeySteps(db, desired, keys, new Set(live.keys()))
+      : { drops: [], adds: [] };
+  steps.push(...keySteps.drops);
   for (const table of desired) {
     const existing = live.get(table.name);
-    if (existing) steps.push(...(await changeTable(db, table, existing, live)));
+    if (existing) steps.push(...(await changeTable(db, table, existing, live, keys)));
     else {
       steps.push({
         description: `create table ${table.name}`,
@@ -61,6 +74,7 @@ export async function planMigration(
       steps.push(...(await sqliteSearchSteps(db, table, live, false)));
     }
   }
+  steps.push(...keySteps.adds);
   const wanted = new Set(desired.map((t) => t.name));
   for (const owned of await readOwnedTables(db, live)) {
     if (!wanted.has(owned) && live.has(owned) && owned !== MIGRATIONS_TABLE) {
@@ -79,19 +93,22 @@ async function changeTable(
   table: TableDefinition,
   live: LiveTable,
   schema: LiveSchema,
+  keys: LiveForeignKeys,
 ): Promise<MigrationStep[]> {
   const steps: MigrationStep[] = [];
+  const added: string[] = [];
   // Changes to existing columns; SQLite makes them all at once by rebuilding the table.
   const alterations: {
     description: string;
     destructive: boolean;
     column: string;
-    change: "type" | "nullability" | "drop";
+    change: "type" | "nullability" | "drop" | "references";
   }[] = [];
   for (const [name, column] of Object.entries(table.columns)) {
     const current = live.columns.get(name);
     if (!current) {
       steps.push(await addColumn(db, table, name, live));
+      added.push(name);
       continue;
     }
     if (!sameType(db.dialect, column.type, current.dataType)) {
@@ -126,15 +143,33 @@ async function changeTable(
         change: "drop",
       });
   }
+  // SQLite changes a foreign key by rebuilding the table (ALTER TABLE cannot).
+  if (db.profile.foreignKeyChanges === "rebuild") {
+    const existing = new Set(schema.keys());
+    for (const column of changedForeignKeys(table, keys.get(table.name) ?? new Map())) {
+      const key = table.columns[column]!.references;
+      if (key && !added.includes(column)) await refuseOrphans(db, table.name, column, key, existing);
+      alterations.push({
+        description: key
+          ? `reference ${table.name}.${column} → ${key.table} (on delete ${key.onDelete})`
+          : `drop the reference of ${table.name}.${column}`,
+        destructive: false,
+        column,
+        change: "references",
+      });
+    }
+  }
   const rebuilt = db.profile.alterColumns === "rebuild" && alterations.length > 0;
   if (rebuilt) {
     steps.push({
       description: `rebuild table ${table.name} to ${alterations.map((a) => a.description).join("; ")}`,
       destructive: alterations.some((a) => a.destructive),
-      statements: rebuildStatements(db, table, live.columns.keys()),
+      // Columns added by the steps above are copied too.
+      statements: rebuildStatements(db, table, [...live.columns.keys(), ...added]),
     });
   } else {
     for (const a of alterations) {
+      if (a.change === "references") continue;
       const statements =
         a.change === "drop"
           ? [dropColumnStatement(db, table.name, a.column)]

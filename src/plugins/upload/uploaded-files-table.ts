@@ -4,6 +4,7 @@
 import { dateFromColumn, jsonFromColumn } from "../../db/column-values.ts";
 import type { TableDefinition } from "../../db/table-definition.ts";
 import { tableFilterFields } from "../../query/where.ts";
+import type { FileRecord } from "../../resource/references.ts";
 
 export const UPLOADED_FILES = "uploaded_files";
 
@@ -41,20 +42,8 @@ export const uploadFilterFields = tableFilterFields([
   ["uploadedAt", "date", "uploaded_at"],
 ]);
 
-export interface UploadedFileRecord {
-  id: string;
-  /** The stored name. */
-  filename: string;
-  /** The name as uploaded. */
-  originalName: string;
-  mimeType: string;
-  size: number;
-  url: string | null;
-  uploadedBy: string | null;
-  /** ISO 8601. */
-  uploadedAt: string;
-  metadata: Record<string, unknown> | null;
-}
+/** A file record, as the upload routes answer and `expand` gives it. */
+export type UploadedFileRecord = FileRecord;
 
 export type UploadedFileRow = Record<string, unknown>;
 

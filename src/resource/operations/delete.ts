@@ -1,7 +1,15 @@
 // DELETE /<resource>/:id → 200 with { success: true, id }.
 
 import type { Endpoint } from "../../core/endpoint.ts";
+import { violatedForeignKey } from "../../db/data-errors.ts";
 import { admit } from "../admission.ts";
+import {
+  afterRelease,
+  hasDependents,
+  newReleasing,
+  referencedConflict,
+  releaseDependents,
+} from "../dependents.ts";
 import { runAfterCommit, runAll } from "../hooks.ts";
 import {
   capitalize,
@@ -14,6 +22,7 @@ import {
 
 export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
+  const dependents = hasDependents(rt);
   return {
     method: "DELETE",
     path: `/${resource.name}/:id`,
@@ -26,12 +35,22 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
         notFound(rt, id);
       const base = hookContext(ctx, rt, "delete", user, id);
       if (hooks.beforeDelete.length) await runAll(hooks.beforeDelete, base);
-      const previous = await inTransaction(ctx.db, hooks.afterDelete.length > 0, async (db) => {
-        const previous = await rt.store.delete(db, id, scope);
+      const releasing = dependents ? newReleasing(ctx, user) : undefined;
+      const previous = await inTransaction(ctx.db, hooks.afterDelete.length > 0 || dependents, async (db) => {
+        // The record itself first (within the caller's rows), then what points at it, then the delete.
+        if (releasing) {
+          if (!(await rt.store.findForUpdate(db, id, scope))) notFound(rt, id);
+          await releaseDependents(rt, db, id, releasing);
+        }
+        const previous = await rt.store.delete(db, id, scope).catch((error) => {
+          const violation = violatedForeignKey(error);
+          throw violation ? referencedConflict(rt, violation.constraint) : error;
+        });
         if (!previous) notFound(rt, id);
         await runAll(hooks.afterDelete, extend(base, { db, previous }));
         return previous;
       });
+      if (releasing) await afterRelease(rt, releasing);
       if (hooks.afterDeleteCommit.length)
         await runAfterCommit(hooks.afterDeleteCommit, extend(base, { previous }), rt.log);
       if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);

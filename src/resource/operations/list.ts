@@ -3,17 +3,25 @@
 import type { Endpoint } from "../../core/endpoint.ts";
 import type { CachedRead } from "../../core/plugin.ts";
 import { type Admission, admit, scopeKey } from "../admission.ts";
+import { type ExpandNode, expandRecords, parseExpand } from "../expand.ts";
 import { withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
 import { type ListQuery, paginate, parseListQuery } from "../list-query.ts";
 import { capitalize, extend, hookContext, type ResourceRuntime } from "../runtime.ts";
 
-type ListRead = CachedRead & { query: ListQuery; admission: Admission; searchIn: readonly string[] };
+type ListRead = CachedRead & {
+  query: ListQuery;
+  admission: Admission;
+  searchIn: readonly string[];
+  expand: ExpandNode[] | undefined;
+};
+
+const EXPAND = ["expand"];
 
 export function listEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
   const load = async (read: CachedRead) => {
-    const { ctx, user, query, admission, searchIn } = read as ListRead;
+    const { ctx, user, query, admission, searchIn, expand } = read as ListRead;
     const base =
       hooks.beforeList.length || hooks.afterList.length
         ? extend(hookContext(ctx, rt, "list", user), { query })
@@ -23,9 +31,10 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
     let result = paginate(listed.items, listed.total, query, listed.more, listed);
     if (hooks.afterList.length) result = await runTransforming(hooks.afterList, base!, "result", result);
     const { hidden } = admission;
-    return hidden.size === 0
-      ? result
-      : extend(result, { items: result.items.map((r) => withoutHidden(r, hidden)) });
+    if (hidden.size > 0)
+      result = extend(result, { items: result.items.map((r) => withoutHidden(r, hidden)) });
+    if (expand) await expandRecords(rt, ctx, result.items, expand);
+    return result;
   };
   return {
     method: "GET",
@@ -35,8 +44,10 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       const admission = await admit(rt, ctx, "list");
       // A caller who may not read a field cannot search, sort or filter on it either.
       const rules = rt.listRulesFor(admission.hidden);
-      const query = parseListQuery(ctx.query, rules);
-      const cached = rt.readCache && ctx.source === "http" ? rt.readCache : undefined;
+      const query = parseListQuery(ctx.query, rules, EXPAND);
+      const expand = parseExpand(ctx.query.expand, rt, admission.hidden);
+      // Expanded records change without telling this resource's cache: such lists are not cached.
+      const cached = rt.readCache && ctx.source === "http" && !expand ? rt.readCache : undefined;
       // The key is the parsed query, so `?page=1` and no page share an entry (only a cache needs it).
       const key = cached
         ? `${query.cursor ?? query.page}|${query.limit}|${query.count}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}|${query.where ? JSON.stringify(query.where) : ""}`
@@ -52,6 +63,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
         query,
         admission,
         searchIn: rules.searchable,
+        expand,
       };
       return cached ? cached.serve(read, load) : load(read);
     },

@@ -3,17 +3,18 @@
 import type { Endpoint } from "../../core/endpoint.ts";
 import type { CachedRead } from "../../core/plugin.ts";
 import { type Admission, admit, scopeKey } from "../admission.ts";
+import { type ExpandNode, expandRecords, parseExpand } from "../expand.ts";
 import { withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
 import { capitalize, hookContext, notFound, type ResourceRuntime } from "../runtime.ts";
 
-type ScopedRead = CachedRead & { admission: Admission };
+type ScopedRead = CachedRead & { admission: Admission; expand: ExpandNode[] | undefined };
 
 export function readEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
   // One function per endpoint, not a closure per request: it takes everything from `read`.
   const load = async (read: CachedRead) => {
-    const { ctx, user, key: id, admission } = read as ScopedRead;
+    const { ctx, user, key: id, admission, expand } = read as ScopedRead;
     const { scope, hidden } = admission;
     const base =
       hooks.beforeRead.length || hooks.afterRead.length ? hookContext(ctx, rt, "read", user, id) : undefined;
@@ -24,7 +25,9 @@ export function readEndpoint(rt: ResourceRuntime): Endpoint {
     record ??= await rt.store.findById(ctx.db, id);
     if (!record) notFound(rt, id);
     if (hooks.afterRead.length) record = await runTransforming(hooks.afterRead, base!, "record", record);
-    return withoutHidden(record, hidden);
+    const visible = withoutHidden(record, hidden);
+    if (expand) await expandRecords(rt, ctx, [visible], expand);
+    return visible;
   };
   return {
     method: "GET",
@@ -33,6 +36,7 @@ export function readEndpoint(rt: ResourceRuntime): Endpoint {
     async handler(ctx) {
       const admission = await admit(rt, ctx, "read");
       const id = ctx.params.id!;
+      const expand = parseExpand(ctx.query.expand, rt, admission.hidden);
       const read: ScopedRead = {
         resource: resource.name,
         operation: "read",
@@ -42,9 +46,11 @@ export function readEndpoint(rt: ResourceRuntime): Endpoint {
         user: admission.user,
         ctx,
         admission,
+        expand,
       };
-      // Server code always reads the database; HTTP callers may be answered from the cache.
-      return rt.readCache && ctx.source === "http" ? rt.readCache.serve(read, load) : load(read);
+      // Server code always reads the database; HTTP callers may be answered from the cache, unless
+      // they expand: other resources' records change without telling this one's cache.
+      return rt.readCache && ctx.source === "http" && !expand ? rt.readCache.serve(read, load) : load(read);
     },
   };
 }

@@ -1,0 +1,163 @@
+// `expand`: related records beside the ids that point at them, in one query per relation per
+// request whatever the number of records. Every expanded record passes its own resource's read
+// rule (its `Where` is part of the query) and loses the fields its field rules hide from the
+// caller; a record she may not read expands to null (or is left out of a reverse list).
+
+import type { EndpointContext } from "../core/endpoint.ts";
+import { APIError } from "../core/errors.ts";
+import { type Admission, decide } from "./admission.ts";
+import { NO_FIELDS, withoutHidden } from "./field-access.ts";
+import type { Relation } from "./relations.ts";
+import type { ResourceRuntime } from "./runtime.ts";
+
+type Row = Record<string, unknown>;
+
+export interface ExpandNode {
+  relation: Relation;
+  children: ExpandNode[];
+}
+
+/** How deep `expand` goes: `author.company.country`. */
+export const MAX_EXPAND_DEPTH = 3;
+const MAX_PATHS = 16;
+const MAX_LENGTH = 1000;
+
+/**
+ * `expand=author,comments.author` as a tree of relations, checked: every name is a relation of
+ * the resource it is read on, at most 3 deep. A relation whose field the caller may not read is
+ * refused like an unknown one, so the answer says nothing about hidden fields.
+ */
+export function parseExpand(
+  text: string | undefined,
+  rt: ResourceRuntime,
+  hidden: ReadonlySet<string>,
+): ExpandNode[] | undefined {
+  if (text === undefined || text === "") return undefined;
+  if (text.length > MAX_LENGTH) throw badExpand(`"expand" is longer than ${MAX_LENGTH} characters.`);
+  const paths = text.split(",");
+  if (paths.length > MAX_PATHS) throw badExpand(`"expand" names more than ${MAX_PATHS} relations.`);
+  const roots: ExpandNode[] = [];
+  for (const path of paths) {
+    const names = path.split(".");
+    if (names.length > MAX_EXPAND_DEPTH)
+      throw badExpand(`"expand=${shown(path)}" goes deeper than ${MAX_EXPAND_DEPTH} relations.`);
+    let level = roots;
+    let resource: ResourceRuntime | undefined = rt;
+    for (const [depth, name] of names.entries()) {
+      const relations: ReadonlyMap<string, Relation> = resource
+        ? rt.relations.expandable(resource.resource.name)
+        : new Map();
+      const relation = relations.get(name);
+      const fieldHidden =
+        depth === 0 && relation && relation.kind !== "reverse" && hidden.has(relation.field);
+      if (!relation || fieldHidden) {
+        const known = [...relations.keys()].filter(
+          (n) => depth > 0 || !hiddenRelation(relations.get(n)!, hidden),
+        );
+        throw badExpand(
+          `Cannot expand "${shown(name)}" on "${resource?.resource.name ?? "a file"}": it is not one of its relations` +
+            (known.length ? ` (${known.join(", ")}).` : " (it has none)."),
+        );
+      }
+      let node = level.find((n) => n.relation === relation);
+      if (!node) {
+        node = { relation, children: [] };
+        level.push(node);
+      }
+      level = node.children;
+      resource =
+        relation.kind === "forward"
+          ? rt.runtimeOf(relation.target)
+          : relation.kind === "reverse"
+            ? rt.runtimeOf(relation.source)
+            : undefined;
+    }
+  }
+  return roots;
+}
+
+/** What the caller may read of each resource met while expanding: asked once per request. */
+type Readers = Map<string, Promise<Admission | null>>;
+
+/** Expands `records` (of `rt`'s resource, already stripped of hidden fields) in place. */
+export async function expandRecords(
+  rt: ResourceRuntime,
+  ctx: EndpointContext,
+  records: readonly Row[],
+  nodes: readonly ExpandNode[],
+): Promise<void> {
+  await expandLevel(rt, ctx, records, nodes, new Map());
+}
+
+async function expandLevel(
+  rt: ResourceRuntime,
+  ctx: EndpointContext,
+  records: readonly Row[],
+  nodes: readonly ExpandNode[],
+  readers: Readers,
+): Promise<void> {
+  if (records.length === 0) return;
+  for (const { relation, children } of nodes) {
+    if (relation.kind === "forward") {
+      const target = rt.runtimeOf(relation.target);
+      const ids = distinct(records.map((r) => r[relation.field]));
+      const reader = ids.length ? await readerOf(target, ctx, readers) : null;
+      const found = reader ? await target.store.related.byIds(ctx.db, ids, reader.scope) : [];
+      const visible = found.map((r) => withoutHidden(r, reader!.hidden));
+      await expandLevel(target, ctx, visible, children, readers);
+      const byId = new Map(visible.map((r) => [r.id, r]));
+      for (const record of records) record[relation.name] = byId.get(record[relation.field]) ?? null;
+    } else if (relation.kind === "reverse") {
+      const source = rt.runtimeOf(relation.source);
+      const reader = await readerOf(source, ctx, readers);
+      // Who points at a record is only shown to a caller who may read the pointing field.
+      const readable = reader && !reader.hidden.has(relation.field) ? reader : null;
+      const ids = distinct(records.map((r) => r.id));
+      const found = readable
+        ? await source.store.related.byParents(ctx.db, relation.field, ids, relation, readable.scope)
+        : [];
+      const byParent = new Map<unknown, Row[]>();
+      for (const row of found) {
+        const parent = row[relation.field];
+        if (!byParent.has(parent)) byParent.set(parent, []);
+        byParent.get(parent)!.push(withoutHidden(row, readable!.hidden));
+      }
+      await expandLevel(source, ctx, [...byParent.values()].flat(), children, readers);
+      for (const record of records) record[relation.name] = byParent.get(record.id) ?? [];
+    }
+  }
+}
+
+/** The caller's read admission on a resource, or null when its read rule refuses her. */
+function readerOf(rt: ResourceRuntime, ctx: EndpointContext, readers: Readers): Promise<Admission | null> {
+  const name = rt.resource.name;
+  let reader = readers.get(name);
+  if (!reader) {
+    reader = ctx.overrideAccess
+      ? Promise.resolve({ user: null, data: {}, scope: undefined, where: undefined, hidden: NO_FIELDS })
+      : ctx.getUser().then((user) =>
+          decide(rt, { user, headers: ctx.headers, operation: "read", resource: name }).catch((error) => {
+            if (error instanceof APIError && error.code === "FORBIDDEN") return null;
+            throw error;
+          }),
+        );
+    readers.set(name, reader);
+  }
+  return reader;
+}
+
+function distinct(values: readonly unknown[]): string[] {
+  return [...new Set(values.filter((v): v is string => typeof v === "string"))];
+}
+
+function hiddenRelation(relation: Relation, hidden: ReadonlySet<string>): boolean {
+  return relation.kind !== "reverse" && hidden.has(relation.field);
+}
+
+function shown(text: string): string {
+  return (text.length > 60 ? `${text.slice(0, 60)}…` : text).replace(/[^\x20-\x7e]/g, "?");
+}
+
+function badExpand(message: string): APIError {
+  return new APIError("BAD_REQUEST", message);
+}

@@ -1,0 +1,124 @@
+// Fields that point at other records: `references(...)` for a record of a resource, `fileRef(...)`
+// for an uploaded file. Both are string schemas (the id) that carry what they point at, read by the
+// field model at startup; the types carry it too, for `expand`.
+
+import { z } from "zod";
+import { type FileRefSpec, markField, type OnDelete, type ReferenceSpec } from "../schema/field-marks.ts";
+
+export type { OnDelete };
+
+/** How the records pointing at one record are expanded from it (`expand=comments`). */
+export interface ReverseOptions<Name extends string = string> {
+  /** @default the plural of the referencing resource */
+  name?: Name;
+  /** Records expanded per parent. @default 10 */
+  limit?: number;
+  /** @default "createdAt" (or "id" without timestamps) */
+  sortBy?: string;
+  /** @default "desc" */
+  sortOrder?: "asc" | "desc";
+}
+
+export interface ReferenceOptions<As extends string | undefined, Reverse extends string | undefined> {
+  /**
+   * What deleting the referenced record does: refuse while this record points at it (409),
+   * delete this record too, or set this field to null (the field must then accept null).
+   * @default "restrict"
+   */
+  onDelete?: OnDelete;
+  /** The name this field expands under. @default the field's name without its "Id" ending */
+  as?: As;
+  /** The reverse relation on the referenced resource: a name, or its name, limit and order. */
+  reverse?: Reverse | ReverseOptions<NonNullable<Reverse>>;
+}
+
+export interface FileRefOptions {
+  /** Types the file may have, such as `image/*` or `application/pdf`. @default any */
+  mimeTypes?: readonly string[];
+  /** Largest file size in bytes. @default no limit beyond the upload plugin's */
+  maxSize?: number;
+}
+
+/** Type-level marks, never present at runtime: what the id points at. */
+declare const REFERENCE: unique symbol;
+declare const FILE: unique symbol;
+
+export type ReferenceSchema<
+  Target extends string,
+  As extends string | undefined,
+  Reverse extends string | undefined,
+> = z.ZodString & { readonly [REFERENCE]: { target: Target; as: As; reverse: Reverse } };
+
+export type FileRefSchema = z.ZodString & { readonly [FILE]: true };
+
+export type ReferenceMark<S> = S extends { readonly [REFERENCE]: infer M } ? M : never;
+export type IsFileRef<S> = S extends { readonly [FILE]: true } ? true : false;
+
+const ID = z.string().min(1).max(255);
+
+/**
+ * A field that holds the id of a record of another resource (or of its own). The migration
+ * creates a foreign key; a create or update naming a missing record answers 400, and deleting a
+ * referenced record follows `onDelete`. `expand=<name>` returns the record beside the id.
+ *
+ * @example
+ * const post = createResource({
+ *   name: "post",
+ *   schema: withId({
+ *     title: z.string(),
+ *     authorId: references("user", { onDelete: "cascade" }),        // expand=author
+ *     editorId: references("user", { onDelete: "setNull", reverse: "edited" }).nullable(),
+ *   }),
+ * });
+ */
+export function references<
+  const Target extends string,
+  const As extends string | undefined = undefined,
+  const Reverse extends string | undefined = undefined,
+>(
+  target: Target | { readonly name: Target },
+  options: ReferenceOptions<As, Reverse> = {},
+): ReferenceSchema<Target, As, Reverse> {
+  const given = options.reverse as string | ReverseOptions | undefined;
+  const reverse: ReverseOptions = typeof given === "string" ? { name: given } : Object.assign({}, given);
+  const spec: ReferenceSpec = {
+    target: typeof target === "string" ? target : target.name,
+    onDelete: options.onDelete ?? "restrict",
+    as: options.as,
+    reverse,
+  };
+  const schema = ID.clone();
+  markField(schema, { reference: spec });
+  return schema as ReferenceSchema<Target, As, Reverse>;
+}
+
+/**
+ * A field that holds the id of an uploaded file (the upload plugin's). Setting it checks that the
+ * file exists, that the caller may read it and that its type fits, and makes this record the
+ * file's owner: deleting the record, or replacing the file, deletes the file.
+ *
+ * @example
+ * schema: withId({ name: z.string(), image: fileRef({ mimeTypes: ["image/*"] }).optional() })
+ */
+export function fileRef(options: FileRefOptions = {}): FileRefSchema {
+  const schema = ID.clone();
+  const file: FileRefSpec = { mimeTypes: options.mimeTypes, maxSize: options.maxSize };
+  markField(schema, { file });
+  return schema as FileRefSchema;
+}
+
+/** An uploaded file as `expand` gives it: the upload plugin's file record. */
+export interface FileRecord {
+  id: string;
+  /** The stored name. */
+  filename: string;
+  /** The name as uploaded. */
+  originalName: string;
+  mimeType: string;
+  size: number;
+  url: string | null;
+  uploadedBy: string | null;
+  /** ISO 8601. */
+  uploadedAt: string;
+  metadata: Record<string, unknown> | null;
+}

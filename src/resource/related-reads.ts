@@ -1,0 +1,101 @@
+// The two reads behind `expand`, each one statement for a whole page of parents:
+//
+//   byIds:     SELECT * FROM "user" WHERE "id" IN (?, ?, …) [AND (<read rule>)]
+//   byParents: SELECT <columns> FROM (
+//                SELECT *, row_number() OVER (PARTITION BY "postId" ORDER BY "createdAt" DESC, "id" DESC) AS "ck_rank"
+//                FROM "comment" WHERE "postId" IN (?, ?, …) [AND (<read rule>)]
+//              ) AS "ranked" WHERE "ck_rank" <= ? ORDER BY "ck_rank"
+//
+// Statements are compiled once per shape (how many ids, which rule) and then only bound.
+
+import { type Kysely, sql } from "kysely";
+import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
+import type { Condition } from "../query/where.ts";
+import type { CompiledWhere } from "../query/where-sql.ts";
+
+type Row = Record<string, unknown>;
+
+export interface ChildOrder {
+  limit: number;
+  sortBy: string;
+  sortOrder: "asc" | "desc";
+}
+
+export interface RelatedReads {
+  /** The records with these ids, within `scope`. */
+  byIds(db: Kysely<any>, ids: readonly string[], scope?: Condition): Promise<Row[]>;
+  /** Up to `order.limit` records per parent whose `field` holds one of `parentIds`, in order. */
+  byParents(
+    db: Kysely<any>,
+    field: string,
+    parentIds: readonly string[],
+    order: ChildOrder,
+    scope?: Condition,
+  ): Promise<Row[]>;
+}
+
+const TEMPLATE_LIMIT = 256;
+
+export function createRelatedReads(
+  builder: Kysely<any>,
+  table: string,
+  columns: readonly string[],
+  compileScope: (scope: Condition) => CompiledWhere,
+  fromRow: (row: Row) => Row,
+): RelatedReads {
+  const templates = new Map<string, QueryTemplate>();
+  const cached = (key: string, make: () => QueryTemplate) => {
+    let template = templates.get(key);
+    if (!template) {
+      template = make();
+      if (templates.size < TEMPLATE_LIMIT) templates.set(key, template);
+    }
+    return template;
+  };
+  /** `ids` as slots `i0…`, and the values to bind. */
+  const idSlots = (ids: readonly string[], values: Row) =>
+    ids.map((id, i) => {
+      values[`i${i}`] = id;
+      return slot(`i${i}`);
+    });
+
+  return {
+    async byIds(db, ids, scope) {
+      if (ids.length === 0) return [];
+      const rule = scope ? compileScope(scope) : undefined;
+      const values: Row = Object.assign({}, rule?.values);
+      const slots = idSlots(ids, values);
+      const template = cached(`ids:${ids.length}:${rule?.shape ?? ""}`, () => {
+        let query = builder.selectFrom(table).selectAll().where("id", "in", slots);
+        if (rule) query = query.where(rule.build());
+        return compileTemplate(query);
+      });
+      return (await runTemplate<Row>(db, template, values)).rows.map(fromRow);
+    },
+    async byParents(db, field, parentIds, order, scope) {
+      if (parentIds.length === 0) return [];
+      const rule = scope ? compileScope(scope) : undefined;
+      const values: Row = Object.assign({ rankLimit: order.limit }, rule?.values);
+      const slots = idSlots(parentIds, values);
+      const key = `parents:${field}:${parentIds.length}:${order.sortBy}:${order.sortOrder}:${rule?.shape ?? ""}`;
+      const template = cached(key, () => {
+        const direction = sql.raw(order.sortOrder);
+        const rank = sql<number>`row_number() over (partition by ${sql.ref(field)} order by ${sql.ref(order.sortBy)} ${direction}, ${sql.ref("id")} ${direction})`;
+        let inner = builder
+          .selectFrom(table)
+          .selectAll()
+          .select(rank.as("ck_rank"))
+          .where(field, "in", slots);
+        if (rule) inner = inner.where(rule.build());
+        return compileTemplate(
+          builder
+            .selectFrom(inner.as("ranked"))
+            .select(columns.map((c) => `ranked.${c}`))
+            .where("ranked.ck_rank", "<=", slot("rankLimit"))
+            .orderBy("ranked.ck_rank"),
+        );
+      });
+      return (await runTemplate<Row>(db, template, values)).rows.map(fromRow);
+    },
+  };
+}

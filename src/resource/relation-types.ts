@@ -1,0 +1,121 @@
+// Type-level relations: what `expand` may name on a resource (its references, the references that
+// point at it from the app's other resources, its file fields), and what a record looks like once
+// expanded. `All` is the union of the app's resources: reverse relations are only known there.
+
+import type { z } from "zod";
+import type { FileRecord, IsFileRef, ReferenceMark } from "./references.ts";
+import type { AnyResource, RecordOf, Simplify } from "./types.ts";
+
+type Shape<R extends AnyResource> = R["schema"]["shape"];
+
+/** The schema inside `.optional()`, `.nullable()` and `.default()`. */
+type Unwrapped<S> =
+  S extends z.ZodOptional<infer I>
+    ? Unwrapped<I>
+    : S extends z.ZodNullable<infer I>
+      ? Unwrapped<I>
+      : S extends z.ZodDefault<infer I>
+        ? Unwrapped<I>
+        : S;
+
+type MarkOf<S> = ReferenceMark<Unwrapped<S>>;
+
+/** `authorId` → `author`; a name without the ending stays as it is. */
+type WithoutId<K extends string> = K extends `${infer Base}Id` ? (Base extends "" ? K : Base) : K;
+
+type ForwardName<K extends string, M> = M extends { as: infer As }
+  ? As extends string
+    ? As
+    : WithoutId<K>
+  : never;
+
+type ReverseName<C extends AnyResource, M, Target extends string> = M extends {
+  target: Target;
+  reverse: infer Reverse;
+}
+  ? Reverse extends string
+    ? Reverse
+    : C["plural"]
+  : never;
+
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
+  ? I
+  : never;
+
+/** One record of `Target` (null when missing or not readable by the caller). */
+interface One<Target> {
+  one: Target;
+}
+/** Records of `Source` pointing at this one. */
+interface Many<Source> {
+  many: Source;
+}
+interface File {
+  file: true;
+}
+
+type Forward<R extends AnyResource, All extends AnyResource> = {
+  [K in keyof Shape<R> & string as ForwardName<K, MarkOf<Shape<R>[K]>>]: One<
+    MarkOf<Shape<R>[K]> extends { target: infer T } ? Extract<All, { name: T }> : never
+  >;
+};
+
+type ReverseFrom<C extends AnyResource, Target extends string> = {
+  [K in keyof Shape<C> & string as ReverseName<C, MarkOf<Shape<C>[K]>, Target>]: Many<C>;
+};
+
+type Reverse<R extends AnyResource, All extends AnyResource> = UnionToIntersection<
+  All extends AnyResource ? ReverseFrom<All, R["name"]> : never
+>;
+
+type Files<R extends AnyResource> = {
+  [K in keyof Shape<R> & string as IsFileRef<Unwrapped<Shape<R>[K]>> extends true
+    ? WithoutId<K>
+    : never]: File;
+};
+
+/** Every relation `expand` may name on `R`, by name. */
+export type RelationsOf<R extends AnyResource, All extends AnyResource> = Forward<R, All> &
+  Reverse<R, All> &
+  Files<R>;
+
+type Depth = [unknown, unknown, unknown];
+
+/** The paths `expand` takes on `R`: `author`, `author.company`, `comments.author`…, 3 deep at most. */
+export type ExpandPath<
+  R extends AnyResource,
+  All extends AnyResource,
+  D extends unknown[] = [],
+> = D["length"] extends Depth["length"]
+  ? never
+  : {
+      [N in keyof RelationsOf<R, All> & string]:
+        | N
+        | (RelationsOf<R, All>[N] extends One<infer T extends AnyResource> | Many<infer T extends AnyResource>
+            ? `${N}.${ExpandPath<T, All, [...D, unknown]>}`
+            : never);
+    }[keyof RelationsOf<R, All> & string];
+
+type Head<E extends string> = E extends `${infer H}.${string}` ? H : E;
+type Rest<E extends string, H extends string> = E extends `${H}.${infer T}` ? T : never;
+
+type ExpandedValue<X, All extends AnyResource, Tail extends string> =
+  X extends One<infer T extends AnyResource>
+    ? Expanded<T, All, Tail> | null
+    : X extends Many<infer S extends AnyResource>
+      ? Expanded<S, All, Tail>[]
+      : X extends File
+        ? FileRecord | null
+        : never;
+
+/**
+ * A record of `R` with the relations named by `E` expanded: `author: Author | null`,
+ * `comments: Comment[]`, a file field as its file record.
+ */
+export type Expanded<R extends AnyResource, All extends AnyResource, E extends string> = [E] extends [never]
+  ? RecordOf<R>
+  : Simplify<
+      Omit<RecordOf<R>, Head<E>> & {
+        [H in Head<E> & keyof RelationsOf<R, All>]: ExpandedValue<RelationsOf<R, All>[H], All, Rest<E, H>>;
+      }
+    >;

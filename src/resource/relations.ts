@@ -1,0 +1,158 @@
+// The relations between an app's resources, read once from their `references()` and `fileRef()`
+// fields: what each resource can expand, and which records point at it (for onDelete).
+
+import { ConfigError } from "../core/errors.ts";
+import type { OnDelete } from "../schema/field-marks.ts";
+import type { Field } from "../schema/field-model.ts";
+import type { AnyResource } from "./types.ts";
+
+/** `post.authorId → user`: expands as `author`. */
+export interface ForwardRelation {
+  kind: "forward";
+  name: string;
+  /** The field holding the id. */
+  field: string;
+  target: string;
+  onDelete: OnDelete;
+}
+
+/** `user ← post.authorId`: expands as `posts`, a few records per parent, in an order. */
+export interface ReverseRelation {
+  kind: "reverse";
+  name: string;
+  /** The referencing resource, and its field holding the parent's id. */
+  source: string;
+  field: string;
+  onDelete: OnDelete;
+  limit: number;
+  sortBy: string;
+  sortOrder: "asc" | "desc";
+}
+
+/** `product.image → uploaded file`: expands as `image` (in place) or `avatar` for `avatarId`. */
+export interface FileRelation {
+  kind: "file";
+  name: string;
+  field: string;
+}
+
+export type Relation = ForwardRelation | ReverseRelation | FileRelation;
+
+export interface RelationGraph {
+  /** What `expand` may name on a resource, by name. */
+  expandable(resource: string): ReadonlyMap<string, Relation>;
+  /** The references that point at a resource: what deleting one of its records must handle. */
+  dependents(resource: string): readonly ReverseRelation[];
+  /** Whether any resource has a `fileRef` field. */
+  readonly ownsFiles: boolean;
+}
+
+const DEFAULT_REVERSE_LIMIT = 10;
+const MAX_REVERSE_LIMIT = 100;
+const NAME = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
+
+/** The name a reference expands under: `as`, or the field's name without its "Id" ending. */
+export function expansionName(field: Field): string {
+  const given = field.reference?.as;
+  if (given !== undefined) return given;
+  return field.name.length > 2 && field.name.endsWith("Id") ? field.name.slice(0, -2) : field.name;
+}
+
+export function readRelations(resources: readonly AnyResource[]): RelationGraph {
+  const byName = new Map(resources.map((r) => [r.name, r]));
+  const expandable = new Map<string, Map<string, Relation>>(resources.map((r) => [r.name, new Map()]));
+  const dependents = new Map<string, ReverseRelation[]>(resources.map((r) => [r.name, []]));
+  let ownsFiles = false;
+  const add = (resource: string, relation: Relation, origin: string) => {
+    const own = expandable.get(resource)!;
+    const taken = own.get(relation.name);
+    const clash = taken
+      ? `the relation from ${describe(resource, taken)}`
+      : byName.get(resource)!.fields.some((f) => f.name === relation.name && f.name !== fieldOf(relation))
+        ? `the field "${resource}.${relation.name}"`
+        : undefined;
+    if (clash)
+      throw new ConfigError(
+        `${origin} expands as "${relation.name}" on "${resource}", the name of ${clash}; give it another with \`as\` or \`reverse\`.`,
+      );
+    if (!NAME.test(relation.name))
+      throw new ConfigError(`${origin}: "${relation.name}" is not a valid relation name.`);
+    own.set(relation.name, relation);
+  };
+
+  for (const resource of resources) {
+    for (const field of resource.fields) {
+      const origin = `"${resource.name}.${field.name}"`;
+      if (field.file) {
+        ownsFiles = true;
+        add(resource.name, { kind: "file", name: expansionName(field), field: field.name }, origin);
+        continue;
+      }
+      const spec = field.reference;
+      if (!spec) continue;
+      const target = byName.get(spec.target);
+      if (!target)
+        throw new ConfigError(`${origin} references "${spec.target}", which is not a resource of this app.`);
+      if (spec.onDelete === "setNull" && !field.nullable && !field.optional)
+        throw new ConfigError(
+          `${origin} is set to null when its ${spec.target} is deleted, so its schema must accept null (.nullable()).`,
+        );
+      add(
+        resource.name,
+        {
+          kind: "forward",
+          name: expansionName(field),
+          field: field.name,
+          target: spec.target,
+          onDelete: spec.onDelete,
+        },
+        origin,
+      );
+      const reverse = reverseOf(resource, field, spec.reverse, origin);
+      add(target.name, reverse, `The reverse of ${origin}`);
+      dependents.get(target.name)!.push(reverse);
+    }
+  }
+  return {
+    expandable: (resource) => expandable.get(resource) ?? new Map(),
+    dependents: (resource) => dependents.get(resource) ?? [],
+    ownsFiles,
+  };
+}
+
+function reverseOf(
+  source: AnyResource,
+  field: Field,
+  options: NonNullable<Field["reference"]>["reverse"],
+  origin: string,
+): ReverseRelation {
+  const limit = options.limit ?? DEFAULT_REVERSE_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REVERSE_LIMIT)
+    throw new ConfigError(`${origin}: reverse.limit must be a whole number from 1 to ${MAX_REVERSE_LIMIT}.`);
+  const sortBy = options.sortBy ?? (source.timestamps ? "createdAt" : "id");
+  const sortField = source.fields.find((f) => f.name === sortBy);
+  if (!sortField || sortField.kind === "json")
+    throw new ConfigError(
+      `${origin}: reverse.sortBy "${sortBy}" is not a sortable field of "${source.name}".`,
+    );
+  return {
+    kind: "reverse",
+    name: options.name ?? source.plural,
+    source: source.name,
+    field: field.name,
+    onDelete: field.reference!.onDelete,
+    limit,
+    sortBy,
+    sortOrder: options.sortOrder ?? "desc",
+  };
+}
+
+function fieldOf(relation: Relation): string | undefined {
+  return relation.kind === "reverse" ? undefined : relation.field;
+}
+
+function describe(resource: string, relation: Relation): string {
+  return relation.kind === "reverse"
+    ? `"${relation.source}.${relation.field}"`
+    : `"${resource}.${relation.field}"`;
+}

@@ -1,0 +1,37 @@
+// What a field points at (another resource's record, an uploaded file), attached to its schema by
+// `references()` and `fileRef()` and read back by the field model.
+
+import { z } from "zod";
+
+/** What happens to the records that point at a deleted record. */
+export type OnDelete = "restrict" | "cascade" | "setNull";
+
+export interface ReferenceSpec {
+  /** The referenced resource's name. */
+  target: string;
+  onDelete: OnDelete;
+  as: string | undefined;
+  reverse: { name?: string; limit?: number; sortBy?: string; sortOrder?: "asc" | "desc" };
+}
+
+export interface FileRefSpec {
+  mimeTypes: readonly string[] | undefined;
+  maxSize: number | undefined;
+}
+
+export interface FieldMarks {
+  reference?: ReferenceSpec;
+  file?: FileRefSpec;
+}
+
+// Zod carries a registry's entries to the schemas derived by `.max()`, `.describe()` and the like.
+const marks = z.registry<FieldMarks>();
+
+export function markField(schema: z.ZodType, meta: FieldMarks): void {
+  marks.add(schema, meta);
+}
+
+/** What a schema (not the ones it wraps) was marked with. */
+export function marksOf(schema: z.ZodType): FieldMarks | undefined {
+  return marks.get(schema);
+}
