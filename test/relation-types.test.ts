@@ -57,6 +57,12 @@ describe("expanded types", () => {
       expectTypeOf(edited.data!.edited[0]!.title).toEqualTypeOf<string>();
       const plain = await client.post.read("x");
       expectTypeOf(plain.data!).not.toHaveProperty("author");
+      // Relation filters name the referenced record's fields, typed as they are there.
+      await client.post.list({ where: { "author.name": { contains: "an" }, "editedBy.companyId": { isNull: true } } });
+      // @ts-expect-error not a field of the author
+      await client.post.list({ where: { "author.nope": "x" } });
+      // @ts-expect-error a number is not a name
+      await client.post.list({ where: { "author.name": 5 } });
       // @ts-expect-error not a relation of post
       await client.post.list({ expand: ["title"] });
       // @ts-expect-error deeper than 3 relations

@@ -235,6 +235,73 @@ forEachDialect((dialect) => {
     });
   });
 
+  describe("relation filters", () => {
+    it("filter[author.name] matches through the reference, with the target's read rule applied", async () => {
+      const byAnn = await as(admin, "GET", "/api/posts?filter[author.name][contains]=an&sortBy=title");
+      expect(byAnn.status, byAnn.text).toBe(200);
+      expect(byAnn.body.items.map((p: { title: string }) => p.title)).toEqual(["Alice on apples"]);
+      expect(byAnn.body.pagination.total).toBe(1);
+      const viaApi = await app.api.listPosts({
+        overrideAccess: true,
+        query: { where: { "author.name": "Ben" } },
+      });
+      expect(viaApi.items.map((p) => p.title)).toEqual(["Bob on bread"]);
+      // Combined with the caller's own row rule and an `or`.
+      const mine = await as(
+        alice,
+        "GET",
+        "/api/posts?filter[or][0][author.name]=Ben&filter[or][1][author.name]=Ann",
+      );
+      expect(mine.body.items.map((p: { title: string }) => p.title)).toEqual(["Alice on apples"]);
+    });
+
+    it("a related record outside the caller's rows never matches: the filter is no oracle", async () => {
+      // Bob's comment is on Alice's post, which Bob may not read.
+      const bobs = await as(bob, "GET", "/api/comments?filter[post.title][contains]=apples");
+      expect(bobs.status).toBe(200);
+      expect(bobs.body.items).toEqual([]);
+      const admins = await as(admin, "GET", "/api/comments?filter[post.title][contains]=apples&count=exact");
+      expect(admins.body.pagination.total).toBeGreaterThanOrEqual(4);
+      const notFilter = await as(bob, "GET", "/api/comments?filter[not][post.title][contains]=apples");
+      expect(notFilter.body.items.map((c: { body: string }) => c.body)).toEqual(["b1"]);
+    });
+
+    it("refuses hidden, unknown and hostile relation filters with 400", async () => {
+      const hidden = await as(
+        alice,
+        "GET",
+        `/api/posts?filter[author.email]=${encodeURIComponent(SECRET_EMAIL)}`,
+      );
+      expect(hidden.status).toBe(400);
+      expect(hidden.body.message).toBe("filter.author.email is not a field you can filter on.");
+      const asAdmin = await as(
+        admin,
+        "GET",
+        `/api/posts?filter[author.email]=${encodeURIComponent(SECRET_EMAIL)}`,
+      );
+      expect(asAdmin.body.items).toHaveLength(1);
+      for (const query of [
+        "filter[author.nope]=x",
+        "filter[nope.name]=x",
+        "filter[author.name.x]=x",
+        "filter[author.companyId.name]=x",
+        "filter[author.name][contains]=%00",
+        "filter[author.name][regex]=x",
+        "filter[comments.body]=x",
+      ]) {
+        const res = await as(alice, "GET", `/api/posts?${query}`);
+        expect(res.status, query).toBe(400);
+      }
+      const injected = await as(
+        admin,
+        "GET",
+        `/api/posts?filter[author.name]=${encodeURIComponent("x' or '1'='1")}`,
+      );
+      expect(injected.status).toBe(200);
+      expect(injected.body.items).toEqual([]);
+    });
+  });
+
   describe("onDelete", () => {
     it("cascade deletes the referencing records in the same transaction, each audited, and the cache forgets them", async () => {
       const postId = await call(app, "POST", "/api/post", {

@@ -52,11 +52,11 @@ export interface ResourceClient<R extends AnyResource, All extends AnyResource =
   ): Promise<ClientResult<RecordOf<R>>>;
   delete(id: string, options?: CallOptions<DeleteResult>): Promise<ClientResult<DeleteResult>>;
   list<const E extends ExpandPath<R, All> = never>(
-    query?: ListQueryInput<R> & ExpandInput<E>,
+    query?: ListQueryInput<R, All> & ExpandInput<E>,
     options?: CallOptions<ListResult<Expanded<R, All, E>>>,
   ): Promise<ClientResult<ListResult<Expanded<R, All, E>>>>;
   list(
-    query?: ListQueryInput<R>,
+    query?: ListQueryInput<R, All>,
     options?: CallOptions<ListResult<RecordOf<R>>>,
   ): Promise<ClientResult<ListResult<RecordOf<R>>>>;
   /**
@@ -64,7 +64,7 @@ export interface ResourceClient<R extends AnyResource, All extends AnyResource =
    * A failed request throws its error.
    */
   pages<const E extends ExpandPath<R, All> = never>(
-    query?: Omit<ListQueryInput<R>, "page" | "cursor"> & ExpandInput<E>,
+    query?: Omit<ListQueryInput<R, All>, "page" | "cursor"> & ExpandInput<E>,
     options?: CallOptions<ListResult<Expanded<R, All, E>>>,
   ): AsyncIterable<ListResult<Expanded<R, All, E>>>;
 }

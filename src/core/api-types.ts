@@ -2,7 +2,7 @@
 
 import type { Where } from "../query/where.ts";
 import type { ListResult } from "../resource/list-query.ts";
-import type { Expanded, ExpandPath } from "../resource/relation-types.ts";
+import type { Expanded, ExpandPath, RelatedFields } from "../resource/relation-types.ts";
 import type { AnyResource, CreateInputOf, RecordOf, SortableOf, UpdateInputOf } from "../resource/types.ts";
 
 interface BaseCallOptions {
@@ -23,7 +23,7 @@ export interface OptionalApiMethod<Options, Result> {
   (options?: Options & { asResponse?: false }): Promise<Result>;
 }
 
-export interface ListQueryInput<R extends AnyResource> {
+export interface ListQueryInput<R extends AnyResource, All extends AnyResource = R> {
   page?: number | string;
   limit?: number | string;
   search?: string;
@@ -33,8 +33,11 @@ export interface ListQueryInput<R extends AnyResource> {
   cursor?: string;
   /** `exact`, `estimated` (statistics) or `none` (total and totalPages are null). */
   count?: "exact" | "estimated" | "none";
-  /** Only records matching this filter: `{ status: "active", price: { gte: 10 } }`. */
-  where?: Where<RecordOf<R>>;
+  /**
+   * Only records matching this filter: `{ status: "active", price: { gte: 10 } }`, also on the
+   * fields of referenced records: `{ "author.name": { contains: "ann" } }`.
+   */
+  where?: Where<RecordOf<R> & RelatedFields<R, All>>;
 }
 
 /** Related records to return beside each record: `["author", "comments.author"]`. */
@@ -57,14 +60,14 @@ export interface ReadMethod<R extends AnyResource, All extends AnyResource> {
 /** `listX`: generic in what it expands. */
 export interface ListMethod<R extends AnyResource, All extends AnyResource> {
   <const E extends ExpandPath<R, All> = never>(
-    options: BaseCallOptions & { query?: ListQueryInput<R> & ExpandInput<E> } & { asResponse: true },
+    options: BaseCallOptions & { query?: ListQueryInput<R, All> & ExpandInput<E> } & { asResponse: true },
   ): Promise<Response>;
   <const E extends ExpandPath<R, All> = never>(
-    options?: BaseCallOptions & { query?: ListQueryInput<R> & ExpandInput<E> } & { asResponse?: false },
+    options?: BaseCallOptions & { query?: ListQueryInput<R, All> & ExpandInput<E> } & { asResponse?: false },
   ): Promise<ListResult<Expanded<R, All, E>>>;
   // Last, for `ReturnType`: the page without expansions.
   (
-    options?: BaseCallOptions & { query?: ListQueryInput<R> } & { asResponse?: false },
+    options?: BaseCallOptions & { query?: ListQueryInput<R, All> } & { asResponse?: false },
   ): Promise<ListResult<RecordOf<R>>>;
 }
 
@@ -94,6 +97,6 @@ export type ResourceApi<R extends AnyResource> = {
 } & {
   /** Every page of the list, by cursor: `for await (const page of app.api.listProductsPages())`. */
   [K in R as `list${Capitalize<K["plural"]>}Pages`]: <const E extends ExpandPath<K, R> = never>(
-    options?: BaseCallOptions & { query?: Omit<ListQueryInput<K>, "page" | "cursor"> & ExpandInput<E> },
+    options?: BaseCallOptions & { query?: Omit<ListQueryInput<K, R>, "page" | "cursor"> & ExpandInput<E> },
   ) => AsyncIterable<ListResult<Expanded<K, R, E>>>;
 };

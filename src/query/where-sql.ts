@@ -9,7 +9,7 @@ import { type Expression, type SqlBool, sql } from "kysely";
 import { dateToColumn } from "../db/column-values.ts";
 import type { DialectProfile } from "../db/dialect.ts";
 import { slot } from "../db/query-template.ts";
-import type { Condition, FieldCondition, FilterField } from "./where.ts";
+import type { Condition, FieldCondition, FilterField, RelatedCondition } from "./where.ts";
 
 export interface CompiledWhere {
   /** Same for every filter that compiles to the same SQL: the key to cache it under. */
@@ -42,9 +42,9 @@ export function compileWhere(
 
   // One pass takes the values and the shape, and remembers how to build the SQL.
   type Visited = { shape: string; build: () => Expression<SqlBool> };
-  const visit = (condition: Condition): Visited => {
+  const visit = (condition: Condition, named = fields): Visited => {
     if (condition.kind === "and" || condition.kind === "or") {
-      const parts = condition.items.map(visit);
+      const parts = condition.items.map((item) => visit(item, named));
       const joiner = sql` ${sql.raw(condition.kind)} `;
       return {
         shape: `${condition.kind}(${parts.map((p) => p.shape).join(",")})`,
@@ -56,13 +56,28 @@ export function compileWhere(
       };
     }
     if (condition.kind === "not") {
-      const inner = visit(condition.item);
+      const inner = visit(condition.item, named);
       return { shape: `not(${inner.shape})`, build: () => sql<SqlBool>`not ${inner.build()}` };
     }
-    return visitField(condition);
+    if (condition.kind === "related") return visitRelated(condition);
+    return visitField(condition, named);
   };
-  const visitField = (c: FieldCondition): Visited => {
-    const field = fields.get(c.field)!;
+  // EXISTS (SELECT 1 FROM "author" AS "related" WHERE "related"."id" = "post"."authorId" AND … AND <rule>)
+  const visitRelated = (c: RelatedCondition): Visited => {
+    const inner = visit(c.item, c.fields);
+    const scope = c.scope ? visit(c.scope, c.fields) : undefined;
+    const denied = c.scope === false;
+    return {
+      shape: `rel(${c.from}.${c.via}>${c.table}:${inner.shape}:${denied ? "none" : (scope?.shape ?? "")})`,
+      build: () => {
+        if (denied) return sql<SqlBool>`1 = 0`;
+        const conditions = [inner.build(), ...(scope ? [scope.build()] : [])];
+        return sql<SqlBool>`exists (select 1 from ${sql.table(c.table)} as ${sql.ref("related")} where ${sql.ref("related.id")} = ${sql.ref(`${c.from}.${c.via}`)} and ${sql.join(conditions, sql` and `)})`;
+      },
+    };
+  };
+  const visitField = (c: FieldCondition, named: ReadonlyMap<string, FilterField>): Visited => {
+    const field = named.get(c.field)!;
     const ref = sql.ref(field.column ?? c.field);
     switch (c.op) {
       case "isNull": {

@@ -14,6 +14,8 @@ export interface FilterField {
   enumValues?: readonly string[];
   /** The column, when it is not named as the field (plugin tables: `uploadedBy` → `uploaded_by`). */
   column?: string;
+  /** A field of a referenced record (`author.name`): through which field, to which field of it. */
+  via?: { relation: string; field: string; target: string; targetField: string };
 }
 
 type Comparable<T> = { gt?: T; gte?: T; lt?: T; lte?: T };
@@ -63,7 +65,25 @@ export type Condition =
   | { kind: "and"; items: Condition[] }
   | { kind: "or"; items: Condition[] }
   | { kind: "not"; item: Condition }
-  | FieldCondition;
+  | FieldCondition
+  | RelatedCondition;
+
+/**
+ * A condition on the record another one references, with the caller's read rule on it:
+ * `EXISTS (SELECT 1 FROM <table> WHERE id = <from>.<via> AND <item> AND <scope>)`.
+ */
+export interface RelatedCondition {
+  kind: "related";
+  /** The referencing table, and its field holding the referenced id. */
+  from: string;
+  via: string;
+  table: string;
+  /** What `item` and `scope` may name on the referenced table. */
+  fields: ReadonlyMap<string, FilterField>;
+  item: Condition;
+  /** The caller's read rule on the referenced resource; `false` when she may read none of it. */
+  scope: Condition | undefined | false;
+}
 
 export interface FieldCondition {
   kind: "field";
@@ -262,7 +282,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** A key as it may be echoed back: a plain word, or "?" for anything else. */
 function shown(key: string): string {
-  return /^[A-Za-z0-9_]{1,40}$/.test(key) ? key : "?";
+  return /^[A-Za-z0-9_]{1,40}(\.[A-Za-z0-9_]{1,40})?$/.test(key) ? key : "?";
 }
 
 function bad(path: string, problem: string): APIError {
@@ -274,6 +294,7 @@ export function fieldsNamed(condition: Condition): ReadonlySet<string> {
   const names = new Set<string>();
   const visit = (c: Condition): void => {
     if (c.kind === "field") names.add(c.field);
+    else if (c.kind === "related") names.add(c.via);
     else if (c.kind === "not") visit(c.item);
     else c.items.forEach(visit);
   };

@@ -5,8 +5,8 @@
 
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
-import { type Admission, decide } from "./admission.ts";
-import { NO_FIELDS, withoutHidden } from "./field-access.ts";
+import { withoutHidden } from "./field-access.ts";
+import { type Readers, readerOf } from "./related-access.ts";
 import type { Relation } from "./relations.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
@@ -76,9 +76,6 @@ export function parseExpand(
   return roots;
 }
 
-/** What the caller may read of each resource met while expanding: asked once per request. */
-type Readers = Map<string, Promise<Admission | null>>;
-
 /** Expands `records` (of `rt`'s resource, already stripped of hidden fields) in place. */
 export async function expandRecords(
   rt: ResourceRuntime,
@@ -126,24 +123,6 @@ async function expandLevel(
       for (const record of records) record[relation.name] = byParent.get(record.id) ?? [];
     }
   }
-}
-
-/** The caller's read admission on a resource, or null when its read rule refuses her. */
-function readerOf(rt: ResourceRuntime, ctx: EndpointContext, readers: Readers): Promise<Admission | null> {
-  const name = rt.resource.name;
-  let reader = readers.get(name);
-  if (!reader) {
-    reader = ctx.overrideAccess
-      ? Promise.resolve({ user: null, data: {}, scope: undefined, where: undefined, hidden: NO_FIELDS })
-      : ctx.getUser().then((user) =>
-          decide(rt, { user, headers: ctx.headers, operation: "read", resource: name }).catch((error) => {
-            if (error instanceof APIError && error.code === "FORBIDDEN") return null;
-            throw error;
-          }),
-        );
-    readers.set(name, reader);
-  }
-  return reader;
 }
 
 function distinct(values: readonly unknown[]): string[] {

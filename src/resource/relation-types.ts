@@ -119,3 +119,14 @@ export type Expanded<R extends AnyResource, All extends AnyResource, E extends s
         [H in Head<E> & keyof RelationsOf<R, All>]: ExpandedValue<RelationsOf<R, All>[H], All, Rest<E, H>>;
       }
     >;
+
+type Prefixed<N extends string, Rec> = { [K in keyof Rec & string as `${N}.${K}`]: Rec[K] };
+
+/** The fields of the records `R` references, as relation filters name them: `author.name`. */
+export type RelatedFields<R extends AnyResource, All extends AnyResource> = UnionToIntersection<
+  {
+    [N in keyof Forward<R, All> & string]: Forward<R, All>[N] extends One<infer T extends AnyResource>
+      ? Prefixed<N, RecordOf<T>>
+      : never;
+  }[keyof Forward<R, All> & string]
+>;

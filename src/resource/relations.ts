@@ -45,6 +45,8 @@ export interface RelationGraph {
   dependents(resource: string): readonly ReverseRelation[];
   /** Whether any resource has a `fileRef` field. */
   readonly ownsFiles: boolean;
+  /** A resource of the app, by name. */
+  resource(name: string): AnyResource | undefined;
 }
 
 const DEFAULT_REVERSE_LIMIT = 10;
@@ -117,6 +119,7 @@ export function readRelations(resources: readonly AnyResource[]): RelationGraph 
     expandable: (resource) => expandable.get(resource) ?? new Map(),
     dependents: (resource) => dependents.get(resource) ?? [],
     ownsFiles,
+    resource: (name) => byName.get(name),
   };
 }
 

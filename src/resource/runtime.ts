@@ -52,8 +52,20 @@ export interface RuntimeOptions {
 export function createResourceRuntime(resource: AnyResource, options: RuntimeOptions): ResourceRuntime {
   const managed = resource.timestamps ? ["createdAt", "updatedAt"] : [];
   const sortable = resource.fields.filter((f) => f.kind !== "json").map((f) => f.name);
-  const filterable = filterFields(resource);
   const ruleFields = filterFields({ ...resource, filterable: undefined });
+  const filterable = filterFields(resource);
+  // `filter[author.name]`: the filterable fields of every record a reference points at.
+  for (const relation of options.relations.expandable(resource.name).values()) {
+    if (relation.kind !== "forward" || !filterable.has(relation.field)) continue;
+    const target = options.relations.resource(relation.target)!;
+    for (const field of filterFields(target).values())
+      filterable.set(`${relation.name}.${field.name}`, {
+        name: `${relation.name}.${field.name}`,
+        kind: field.kind,
+        enumValues: field.enumValues,
+        via: { relation: relation.name, field: relation.field, target: target.name, targetField: field.name },
+      });
+  }
   const listRules: ListRules = {
     resource: resource.name,
     count: resource.count,
@@ -82,7 +94,9 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
           ...listRules,
           sortable: new Set(sortable.filter((f) => !hidden.has(f))),
           searchable: resource.searchable.filter((f) => !hidden.has(f)),
-          filterable: new Map([...filterable].filter(([name]) => !hidden.has(name))),
+          filterable: new Map(
+            [...filterable].filter(([name, f]) => !hidden.has(name) && !(f.via && hidden.has(f.via.field))),
+          ),
         };
         if (narrowed.size < 64) narrowed.set(key, rules);
       }

@@ -7,6 +7,7 @@ import { type ExpandNode, expandRecords, parseExpand } from "../expand.ts";
 import { withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
 import { type ListQuery, paginate, parseListQuery } from "../list-query.ts";
+import { namesRelatedFields, scopeRelatedFilters } from "../relation-filter.ts";
 import { capitalize, extend, hookContext, type ResourceRuntime } from "../runtime.ts";
 
 type ListRead = CachedRead & {
@@ -46,8 +47,11 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       const rules = rt.listRulesFor(admission.hidden);
       const query = parseListQuery(ctx.query, rules, EXPAND);
       const expand = parseExpand(ctx.query.expand, rt, admission.hidden);
-      // Expanded records change without telling this resource's cache: such lists are not cached.
-      const cached = rt.readCache && ctx.source === "http" && !expand ? rt.readCache : undefined;
+      const related = query.where !== undefined && namesRelatedFields(query.where, rules.filterable);
+      if (related) query.where = await scopeRelatedFilters(query.where!, rt, ctx, rules.filterable);
+      // Other resources' records change without telling this resource's cache: lists that expand
+      // or filter on them are not cached.
+      const cached = rt.readCache && ctx.source === "http" && !expand && !related ? rt.readCache : undefined;
       // The key is the parsed query, so `?page=1` and no page share an entry (only a cache needs it).
       const key = cached
         ? `${query.cursor ?? query.page}|${query.limit}|${query.count}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}|${query.where ? JSON.stringify(query.where) : ""}`

@@ -1,0 +1,35 @@
+// What a caller may read of a resource she reaches through a relation (expand, relation filters):
+// that resource's read rule and field rules, asked once per request and resource.
+
+import type { EndpointContext } from "../core/endpoint.ts";
+import { APIError } from "../core/errors.ts";
+import { type Admission, decide } from "./admission.ts";
+import { NO_FIELDS } from "./field-access.ts";
+import type { ResourceRuntime } from "./runtime.ts";
+
+/** Per resource name, the caller's read admission (null: the read rule refuses her). */
+export type Readers = Map<string, Promise<Admission | null>>;
+
+const EVERYTHING: Admission = { user: null, data: {}, scope: undefined, where: undefined, hidden: NO_FIELDS };
+
+/** The caller's read admission on a resource, or null when its read rule refuses her. */
+export function readerOf(
+  rt: ResourceRuntime,
+  ctx: EndpointContext,
+  readers: Readers,
+): Promise<Admission | null> {
+  const name = rt.resource.name;
+  let reader = readers.get(name);
+  if (!reader) {
+    reader = ctx.overrideAccess
+      ? Promise.resolve(EVERYTHING)
+      : ctx.getUser().then((user) =>
+          decide(rt, { user, headers: ctx.headers, operation: "read", resource: name }).catch((error) => {
+            if (error instanceof APIError && error.code === "FORBIDDEN") return null;
+            throw error;
+          }),
+        );
+    readers.set(name, reader);
+  }
+  return reader;
+}
