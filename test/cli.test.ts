@@ -284,6 +284,64 @@ forEachDialect((dialect) => {
   });
 });
 
+describe("crudkit gc", () => {
+  it("removes never-attached uploads past --older-than; --dry-run lists them; an app without fileRef collects nothing", async () => {
+    const dir = project();
+    const url = `file:${join(dir, "gc.db")}`;
+    const uploads = join(dir, "uploads");
+    mkdirSync(uploads);
+    const config = (withFiles: boolean) =>
+      writeFileSync(
+        join(dir, "crudkit.config.ts"),
+        `import { createResource, crudkit, fileRef, withId } from "crudkit";
+import { upload } from "crudkit/plugins";
+import { z } from "zod";
+
+const doc = createResource({ name: "doc", schema: withId({ ${withFiles ? "file: fileRef().optional()" : "name: z.string().optional()"} }) });
+
+export default crudkit({
+  database: { provider: "sqlite", url: ${JSON.stringify(url)} },
+  autoMigrate: true,
+  resources: [doc],
+  plugins: [upload({ uploadDir: ${JSON.stringify(uploads)}, access: { upload: true } })],
+});
+`,
+      );
+    config(true);
+    expect(run(dir, "migrate").code).toBe(0);
+    const app = crudkit({ database: { provider: "sqlite", url }, resources: [] });
+    await app.db
+      .insertInto("uploaded_files")
+      .values({
+        id: "old-file",
+        filename: "old.txt",
+        original_name: "old.txt",
+        mime_type: "text/plain",
+        size: 3,
+        path: "old.txt",
+        uploaded_at: "2020-01-01T00:00:00.000Z",
+      })
+      .execute();
+    writeFileSync(join(uploads, "old.txt"), "old");
+    const dry = run(dir, "gc", "--older-than", "24h", "--dry-run");
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain("would remove old-file (old.txt, 3 bytes, never attached)");
+    expect(readdirSync(uploads)).toEqual(["old.txt"]);
+    const bad = run(dir, "gc", "--older-than", "yesterday");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("--older-than takes a duration such as 90s, 30m, 24h or 7d");
+    const real = run(dir, "gc", "--older-than", "24h");
+    expect(real.stdout).toContain("removed 1 file(s), 3 bytes");
+    expect(readdirSync(uploads)).toEqual([]);
+    expect(await app.db.selectFrom("uploaded_files").selectAll().execute()).toEqual([]);
+    await app.close();
+    config(false);
+    expect(run(dir, "gc", "--older-than", "1s").stdout).toContain(
+      "nothing to collect: no resource has a fileRef field",
+    );
+  });
+});
+
 describe("CLI errors", () => {
   it("no config found", () => {
     const result = run(project(), "migrate");

@@ -5,6 +5,7 @@
 
 import { createResource, crudkit, fileRef, references, withId } from "crudkit";
 import { createClient } from "crudkit/client";
+import { upload } from "crudkit/plugins";
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 
@@ -29,6 +30,7 @@ const comment = createResource({
 const app = crudkit({
   database: { provider: "sqlite", url: ":memory:" },
   resources: [company, user, post, comment],
+  plugins: [upload()],
 });
 
 type User = { id: string; name: string; companyId: string | null; createdAt: string; updatedAt: string };
@@ -58,7 +60,9 @@ describe("expanded types", () => {
       const plain = await client.post.read("x");
       expectTypeOf(plain.data!).not.toHaveProperty("author");
       // Relation filters name the referenced record's fields, typed as they are there.
-      await client.post.list({ where: { "author.name": { contains: "an" }, "editedBy.companyId": { isNull: true } } });
+      await client.post.list({
+        where: { "author.name": { contains: "an" }, "editedBy.companyId": { isNull: true } },
+      });
       // @ts-expect-error not a field of the author
       await client.post.list({ where: { "author.nope": "x" } });
       // @ts-expect-error a number is not a name

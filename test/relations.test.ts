@@ -5,7 +5,16 @@
 // with two users over HTTP, app.api and the client.
 
 import Database from "better-sqlite3";
-import { apiKey, createResource, crudkit, type DatabaseOptions, ownedBy, references, withId } from "crudkit";
+import {
+  apiKey,
+  createResource,
+  crudkit,
+  type DatabaseOptions,
+  fileRef,
+  ownedBy,
+  references,
+  withId,
+} from "crudkit";
 import { createClient } from "crudkit/client";
 import { serve } from "crudkit/node";
 import { audit, cache } from "crudkit/plugins";
@@ -405,3 +414,37 @@ async function countingKysely(
   const mysql = await import("mysql2");
   return new Kysely({ dialect: new MysqlDialect({ pool: mysql.createPool(database.url) }), log });
 }
+
+describe("relation definitions", () => {
+  const database = { provider: "sqlite", url: ":memory:" } as const;
+  const target = createResource({ name: "target", schema: withId({ name: z.string() }) });
+  it("refuse what cannot work, at startup", () => {
+    const unknown = createResource({ name: "a", schema: withId({ bId: references("nothing") }) });
+    expect(() => crudkit({ database, resources: [unknown] })).toThrow(
+      '"a.bId" references "nothing", which is not a resource of this app.',
+    );
+    const required = createResource({
+      name: "a",
+      schema: withId({ targetId: references(target, { onDelete: "setNull" }) }),
+    });
+    expect(() => crudkit({ database, resources: [target, required] })).toThrow(
+      '"a.targetId" is set to null when its target is deleted, so its schema must accept null (.nullable()).',
+    );
+    const clash = createResource({
+      name: "a",
+      schema: withId({ target: z.string(), targetId: references(target) }),
+    });
+    expect(() => crudkit({ database, resources: [target, clash] })).toThrow(
+      '"a.targetId" expands as "target" on "a", the name of the field "a.target"',
+    );
+    const twice = createResource({
+      name: "a",
+      schema: withId({ oneId: references(target), twoId: references(target) }),
+    });
+    expect(() => crudkit({ database, resources: [target, twice] })).toThrow(/expands as "as" on "target"/);
+    const files = createResource({ name: "a", schema: withId({ file: fileRef() }) });
+    expect(() => crudkit({ database, resources: [files] })).toThrow(
+      "fileRef fields hold uploaded files: add the upload() plugin to the app.",
+    );
+  });
+});

@@ -20,6 +20,13 @@ export interface MigrateOptions {
   allowDestructive?: boolean;
 }
 
+export interface GcOptions {
+  config?: string;
+  /** `24h`, `30m`, `7d`, `90s`. */
+  olderThan: string;
+  dryRun?: boolean;
+}
+
 type Print = (line: string) => void;
 
 export async function generate(options: GenerateOptions, print: Print): Promise<void> {
@@ -73,6 +80,39 @@ export async function migrate(options: MigrateOptions, print: Print): Promise<vo
   });
 }
 
+/**
+ * `crudkit gc --older-than 24h`: removes uploads no record ever claimed, uploaded before the
+ * threshold, and files records let go of whose removal failed. Nothing is removed from an app
+ * with no `fileRef` field: there, no file is ever attached.
+ */
+export async function gc(options: GcOptions, print: Print): Promise<void> {
+  const age = parseDuration(options.olderThan);
+  await withApp(options.config, async ({ internals }) => {
+    if (!internals.files || !internals.ownsFiles) {
+      print("nothing to collect: no resource has a fileRef field, so no upload is ever attached");
+      return;
+    }
+    const report = await internals.files.collectGarbage({
+      olderThan: new Date(Date.now() - age),
+      dryRun: options.dryRun === true,
+    });
+    const verb = options.dryRun ? "would remove" : "removed";
+    for (const file of report.files)
+      print(`${verb} ${file.id} (${file.originalName}, ${file.size} bytes, ${file.reason})`);
+    const bytes = report.files.reduce((sum, f) => sum + f.size, 0);
+    print(`${options.dryRun ? "dry run: " : ""}${verb} ${report.files.length} file(s), ${bytes} bytes`);
+  });
+}
+
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `24h` → milliseconds; anything else is the caller's mistake. */
+export function parseDuration(text: string): number {
+  const match = /^(\d{1,6})([smhd])$/.exec(text);
+  if (!match) throw new CliError(`--older-than takes a duration such as 90s, 30m, 24h or 7d, not "${text}".`);
+  return Number(match[1]) * UNITS[match[2]!]!;
+}
+
 async function plan_(internals: LoadedApp["internals"]): Promise<MigrationPlan> {
   return planMigration(internals.database, internals.tables);
 }
@@ -97,7 +137,7 @@ async function withApp(
         `Cannot reach the database (${code}). Check database.url in ${loaded.path} and that the server is running.`,
       );
     }
-    throw new CliError(`The migration failed: ${(error as Error).message}`);
+    throw new CliError(`The command failed: ${(error as Error).message}`);
   } finally {
     await loaded.app.close().catch(() => {});
   }

@@ -1,7 +1,7 @@
-// The `crudkit` command line: generate and migrate.
+// The `crudkit` command line: generate, migrate and gc.
 
 import { Command, CommanderError } from "commander";
-import { generate, migrate } from "./commands.ts";
+import { gc, generate, migrate } from "./commands.ts";
 import { CliError } from "./load-config.ts";
 
 const program = new Command()
@@ -31,6 +31,16 @@ program
   .action((options: { config?: string; dryRun?: boolean; allowDestructive?: boolean }) =>
     migrate(options, console.log),
   );
+
+program
+  .command("gc")
+  .description(
+    "Remove uploaded files no record owns: never attached and older than --older-than, or let go of by their record.",
+  )
+  .option("--config <path>", "the config file (default: crudkit.config.{ts,mts,js,mjs} in this directory)")
+  .requiredOption("--older-than <duration>", "only uploads older than this: 90s, 30m, 24h, 7d")
+  .option("--dry-run", "list what would be removed, remove nothing")
+  .action((options: { config?: string; olderThan: string; dryRun?: boolean }) => gc(options, console.log));
 
 try {
   await program.parseAsync(process.argv);

@@ -6,7 +6,7 @@ import { autoMigrate } from "../db/auto-migrate.ts";
 import { type DatabaseOptions, openDatabase } from "../db/database.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import type { Operation } from "../resource/access.ts";
-import { type CanOptions, can, type Permission } from "../resource/can.ts";
+import { type CanOptions, can, canRead, type Permission } from "../resource/can.ts";
 import { chainHooks } from "../resource/hooks.ts";
 import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
@@ -121,6 +121,9 @@ export function crudkit<
   const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };
   const runtimes = new Map<string, ResourceRuntime>();
   const relations = readRelations(options.resources);
+  const files = plugins.find((p) => p.files)?.files;
+  if (relations.ownsFiles && !files)
+    throw new ConfigError("fileRef fields hold uploaded files: add the upload() plugin to the app.");
   const pluginContext: PluginContext = {
     db: database.kysely,
     dialect: database.dialect,
@@ -130,6 +133,10 @@ export function crudkit<
     hooks: chainHooks(plugins.map((p) => p.hooks)),
     jsonDepth,
     listLimits,
+    canReadRecord: async (resource, id, ctx) => {
+      const runtime = runtimes.get(resource);
+      return runtime ? canRead(runtime, id, ctx) : false;
+    },
     hiddenFields: async (resource, { user, headers }) =>
       (await runtimes.get(resource)?.fieldPolicy.hidden({ user, headers, operation: "read", resource })) ??
       new Set(),
@@ -147,6 +154,7 @@ export function crudkit<
       readCache: caches[0],
       log,
       relations,
+      files,
       runtimeOf: (name) => runtimes.get(name)!,
     });
     runtimes.set(resource.name, runtime);
@@ -231,7 +239,7 @@ export function crudkit<
       })();
       return closing;
     },
-    [INTERNALS]: { database, tables } satisfies AppInternals,
+    [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,
   } as CrudkitApp<Resources[number], Plugins[number]>;
 }
 

@@ -3,12 +3,16 @@
 
 import type { Database } from "../db/database.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
+import type { OwnedFiles } from "./plugin.ts";
 
 export const INTERNALS = Symbol.for("crudkit.internals");
 
 export interface AppInternals {
   database: Database;
   tables: readonly TableDefinition[];
+  /** Who keeps uploaded files, and whether any resource owns files (`crudkit gc`). */
+  files: OwnedFiles | undefined;
+  ownsFiles: boolean;
 }
 
 export function internalsOf(app: unknown): AppInternals | undefined {

@@ -5,6 +5,8 @@ import type { DialectName, DialectProfile } from "../db/dialect.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import type { AnyResourceHooks, HookChain } from "../resource/hooks.ts";
 import type { PageLimits } from "../resource/list-query.ts";
+import type { FileRecord } from "../resource/references.ts";
+import type { FileRefSpec } from "../schema/field-marks.ts";
 import type { Endpoint, EndpointContext } from "./endpoint.ts";
 import type { Identify, MaybePromise, User } from "./identity.ts";
 
@@ -30,6 +32,8 @@ export interface PluginContext {
     resource: string,
     caller: { user: User | null; headers: Headers },
   ): Promise<ReadonlySet<string>>;
+  /** Whether the caller of `ctx` may read the record `id` of `resource` (its read rule, row rule included). */
+  canReadRecord(resource: string, id: string, ctx: EndpointContext): Promise<boolean>;
 }
 
 export interface CrudkitPlugin {
@@ -53,6 +57,46 @@ export interface CrudkitPlugin {
   health?: () => Promise<unknown>;
   /** Releases timers and connections; `app.close()` calls it. */
   close?: () => MaybePromise<void>;
+  /** Keeps uploaded files owned by the records whose `fileRef` fields hold them (upload()). */
+  files?: OwnedFiles;
+}
+
+/** The record, and its field, that holds a file. */
+export interface FileOwner {
+  resource: string;
+  id: string;
+  field: string;
+}
+
+/** What `crudkit gc` removed (or, with a dry run, would remove). */
+export interface GarbageReport {
+  files: { id: string; originalName: string; size: number; reason: "never attached" | "released" }[];
+}
+
+/**
+ * Files owned by records: a plugin that stores files (upload()) lets records claim them. Claims
+ * and releases run in the record's write transaction; the bytes go after it commits.
+ */
+export interface OwnedFiles {
+  /**
+   * The file exists, the caller may read it, its type and size fit `rules`, and no other record
+   * holds it: it becomes `owner`'s. Otherwise a 400 naming `owner.field`.
+   */
+  claim(
+    db: Kysely<any>,
+    ctx: EndpointContext,
+    fileId: string,
+    owner: FileOwner,
+    rules: FileRefSpec,
+  ): Promise<void>;
+  /** `owner` no longer holds the file: it is marked for collection. */
+  release(db: Kysely<any>, fileId: string, owner: FileOwner): Promise<void>;
+  /** After commit: removes released files' bytes, then their rows. What fails is left for `gc`. */
+  collect(fileIds: readonly string[]): Promise<void>;
+  /** The file records the caller may read, for `expand`. */
+  read(ctx: EndpointContext, ids: readonly string[]): Promise<FileRecord[]>;
+  /** Removes released files and files never attached that were uploaded before `olderThan`. */
+  collectGarbage(options: { olderThan: Date; dryRun: boolean }): Promise<GarbageReport>;
 }
 
 /** A resource read or list that passed its access rule, as a caching plugin sees it. */

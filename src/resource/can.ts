@@ -1,6 +1,7 @@
 // app.can(): asks a resource's rules about a caller without calling the operation, so a UI can
 // hide a button it would refuse and a test can pin a policy.
 
+import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
 import type { Operation } from "./access.ts";
@@ -58,5 +59,24 @@ export async function can(
     // Refused before the field rules were asked: ask them for the answer.
     const hiddenFields = [...(await rt.fieldPolicy.hidden(access))];
     return { allowed: false, hiddenFields, reason: error.message };
+  }
+}
+
+/** Whether the caller of a request may read one record: her read rule, and the record within her rows. */
+export async function canRead(rt: ResourceRuntime, id: string, ctx: EndpointContext): Promise<boolean> {
+  if (ctx.overrideAccess) return (await rt.store.findById(ctx.db, id)) !== undefined;
+  const user = await ctx.getUser();
+  try {
+    const { scope } = await decide(rt, {
+      user,
+      headers: ctx.headers,
+      operation: "read",
+      resource: rt.resource.name,
+      id,
+    });
+    return (await rt.store.findById(ctx.db, id, scope)) !== undefined;
+  } catch (error) {
+    if (error instanceof APIError && error.code === "FORBIDDEN") return false;
+    throw error;
   }
 }

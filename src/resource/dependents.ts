@@ -10,6 +10,7 @@ import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
 import { foreignKeyName } from "../db/table-definition.ts";
+import { syncFiles } from "./file-fields.ts";
 import { runAfterCommit, runAll } from "./hooks.ts";
 import type { ReverseRelation } from "./relations.ts";
 import { extend, hookContextOf, type ResourceRuntime } from "./runtime.ts";
@@ -78,7 +79,12 @@ async function cascade(
   const pending = records.filter((r) => !releasing.seen.has(`${child.resource.name}:${r.id}`));
   for (const record of pending) await releaseDependents(child, trx, String(record.id), releasing);
   await child.store.deleteReferencing(trx, relation.field, parentId);
+  const owned = child.fileFields;
   for (const previous of pending) {
+    if (owned) {
+      const released = await syncFiles(owned, trx, releasing.ctx, child.resource.name, previous, undefined);
+      if (released.length) releasing.after.push(() => owned.files.collect(released));
+    }
     const base = hookContextOf(
       releasing.ctx,
       child.resource.name,

@@ -121,6 +121,13 @@ async function expandLevel(
       }
       await expandLevel(source, ctx, [...byParent.values()].flat(), children, readers);
       for (const record of records) record[relation.name] = byParent.get(record.id) ?? [];
+    } else {
+      // A file: its record, under the caller's read rule on files.
+      const ids = distinct(records.map((r) => r[relation.field]));
+      const found = rt.files && ids.length ? await rt.files.read(ctx, ids) : [];
+      const byId = new Map(found.map((f) => [f.id, f]));
+      for (const record of records)
+        record[relation.name] = byId.get(record[relation.field] as string) ?? null;
     }
   }
 }

@@ -4,12 +4,13 @@ import type { Kysely } from "kysely";
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
-import type { ReadCache } from "../core/plugin.ts";
+import type { OwnedFiles, ReadCache } from "../core/plugin.ts";
 import type { Database } from "../db/database.ts";
 import type { FilterField } from "../query/where.ts";
 import { createInputValidator, type InputValidator } from "../schema/input-validation.ts";
 import type { Operation } from "./access.ts";
 import { createFieldPolicy, type FieldPolicy } from "./field-access.ts";
+import { type FileFields, fileFieldsOf } from "./file-fields.ts";
 import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
 import type { ListRules } from "./list-query.ts";
 import { createRecordStore, type RecordStore } from "./record-store.ts";
@@ -34,6 +35,10 @@ export interface ResourceRuntime {
   readonly log: Log;
   /** How the app's resources point at each other. */
   readonly relations: RelationGraph;
+  /** The resource's `fileRef` fields, when it has any. */
+  readonly fileFields: FileFields | undefined;
+  /** Who keeps uploaded files (the upload plugin), for expanding file fields. */
+  readonly files: OwnedFiles | undefined;
   /** The runtime of another resource of the app (relations cross resources). */
   runtimeOf(resource: string): ResourceRuntime;
 }
@@ -46,6 +51,7 @@ export interface RuntimeOptions {
   readCache: ReadCache | undefined;
   log: Log;
   relations: RelationGraph;
+  files: OwnedFiles | undefined;
   runtimeOf(resource: string): ResourceRuntime;
 }
 
@@ -107,6 +113,8 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     readCache: options.readCache,
     log: options.log,
     relations: options.relations,
+    fileFields: fileFieldsOf(resource, options.files),
+    files: options.files,
     runtimeOf: options.runtimeOf,
   };
 }

@@ -66,4 +66,10 @@ export interface UploadOptions {
   validate?: (file: UploadedFileInfo) => MaybePromise<boolean>;
   /** One rule per operation; an operation without a rule is denied. @default {} */
   access?: UploadAccess;
+  /**
+   * Who may read and download a file a record owns (a `fileRef` field holds it): `"rule"`, the
+   * read and download rules above; `"record"`, whoever may read the owning record, and no one else.
+   * @default "rule"
+   */
+  ownedFileAccess?: "rule" | "record";
 }

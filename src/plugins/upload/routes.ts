@@ -28,6 +28,7 @@ import {
 export interface UploadState {
   rules: UploadRules;
   access: UploadAccess;
+  ownedFileAccess: "rule" | "record";
   track: boolean;
   app: PluginContext;
 }
@@ -122,6 +123,8 @@ function getFile(state: UploadState) {
     clientMethod: "getFile",
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
+      const owned = await ownedRow(state, ctx, id);
+      if (owned) return toRecord(owned, state.app.log);
       const { scope } = await admitUploadRows(state.access, "read", ctx, state.app.profile, id);
       return toRecord(await findRow(state, ctx.db, id, "read", scope), state.app.log);
     },
@@ -134,8 +137,17 @@ function downloadFile(state: UploadState) {
     path: "/upload/download/:id",
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
-      const { scope } = await admitUploadRows(state.access, "download", ctx, state.app.profile, id);
-      const row = await findRow(state, ctx.db, id, "download", scope);
+      const row =
+        (await ownedRow(state, ctx, id)) ??
+        (await findRow(
+          state,
+          ctx.db,
+          id,
+          "download",
+          (
+            await admitUploadRows(state.access, "download", ctx, state.app.profile, id)
+          ).scope,
+        ));
       const record = toRecord(row, state.app.log);
       return downloadResponse(state.rules.storage, { ...record, path: String(row.path) }, ctx.headers);
     },
@@ -154,6 +166,11 @@ function deleteFile(state: UploadState) {
       const previous = await inTransaction(ctx.db, true, async (db) => {
         // Locked, and the delete must remove it: of concurrent deletes exactly one gets past here.
         const row = await findRow(state, db, id, "delete", scope, true);
+        if (row.owner_id !== null && row.owner_id !== undefined)
+          throw new APIError(
+            "CONFLICT",
+            `This file belongs to a record of "${String(row.owner_resource)}" (field "${String(row.owner_field)}"); change or delete that record, and the file goes with it.`,
+          );
         const { numDeletedRows } = await db
           .deleteFrom(UPLOADED_FILES)
           .where(state.app.profile.equalsExactly("id", id))
@@ -257,6 +274,28 @@ async function findRow(
   if (lock && state.app.profile.rowLocks) query = query.forUpdate();
   const row = await query.executeTakeFirst();
   if (!row) notFoundFile(id);
+  return row;
+}
+
+/**
+ * With `ownedFileAccess: "record"`, a file a record owns is read by whoever may read that record
+ * (anyone else finds no such file); undefined for files no record owns, which the rules decide.
+ */
+async function ownedRow(
+  state: UploadState,
+  ctx: EndpointContext,
+  id: string,
+): Promise<Record<string, unknown> | undefined> {
+  if (state.ownedFileAccess !== "record") return undefined;
+  requireTable(state, "read");
+  const row = await ctx.db
+    .selectFrom(UPLOADED_FILES)
+    .selectAll()
+    .where(state.app.profile.equalsExactly("id", id))
+    .executeTakeFirst();
+  if (!row || row.owner_id === null) return undefined;
+  if (!(await state.app.canReadRecord(String(row.owner_resource), String(row.owner_id), ctx)))
+    notFoundFile(id);
   return row;
 }
 

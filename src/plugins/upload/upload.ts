@@ -8,6 +8,7 @@ import type { CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import { LocalStorage } from "../../storage/local/local-storage.ts";
 import { removeStale } from "../../storage/local/new-file.ts";
 import type { UploadOptions } from "./options.ts";
+import { type OwnedFilesState, ownedFiles } from "./owned-files.ts";
 import { SPOOL_PREFIX } from "./receive-upload.ts";
 import { uploadRoutes } from "./routes.ts";
 import { uploadedFilesTable } from "./uploaded-files-table.ts";
@@ -19,15 +20,19 @@ export function upload(options: UploadOptions = {}) {
   const enabled = options.enabled ?? true;
   const storage = options.storage ?? new LocalStorage(options.uploadDir ?? "./uploads", options.baseUrl);
   const spoolDir = resolve(options.spoolDir ?? join(tmpdir(), "crudkit-spool"));
+  const owned: OwnedFilesState = { app: undefined, access: options.access ?? {}, storage, track };
   return {
     id: "upload",
     tables: enabled && track ? [uploadedFilesTable] : [],
-    endpoints: (app: PluginContext) =>
-      enabled
+    files: enabled ? ownedFiles(owned) : undefined,
+    endpoints: (app: PluginContext) => {
+      owned.app = app;
+      return enabled
         ? uploadRoutes({
             app,
             track,
             access: options.access ?? {},
+            ownedFileAccess: options.ownedFileAccess ?? "rule",
             rules: {
               storage,
               maxFileSize: options.maxFileSize ?? 10 * 1024 * 1024,
@@ -38,7 +43,8 @@ export function upload(options: UploadOptions = {}) {
               maxJsonDepth: app.jsonDepth,
             },
           })
-        : ([] as unknown as ReturnType<typeof uploadRoutes>),
+        : ([] as unknown as ReturnType<typeof uploadRoutes>);
+    },
     async init() {
       if (!enabled) return;
       await mkdir(spoolDir, { recursive: true, mode: 0o700 });

@@ -21,12 +21,20 @@ export const uploadedFilesTable: TableDefinition = {
     uploaded_by: { type: "text" },
     uploaded_at: { type: "date", defaultNow: true },
     metadata: { type: "json" },
+    // The record whose `fileRef` field holds the file (none while it is not attached), and when a
+    // record let go of it: such a file is collected (crudkit gc, or right after the change).
+    owner_resource: { type: "text" },
+    owner_id: { type: "text" },
+    owner_field: { type: "text" },
+    released_at: { type: "date" },
   },
   indexes: [
     { name: "uploaded_files_uploaded_at_id_idx", columns: ["uploaded_at", "id"] },
     { name: "uploaded_files_mime_type_idx", columns: ["mime_type"] },
     // Rules that scope files to their uploader (`{ uploadedBy: user.id }`) list through this one.
     { name: "uploaded_files_uploaded_by_idx", columns: ["uploaded_by", "uploaded_at"] },
+    // `crudkit gc` looks for files no record owns.
+    { name: "uploaded_files_owner_id_uploaded_at_idx", columns: ["owner_id", "uploaded_at"] },
   ],
 };
 

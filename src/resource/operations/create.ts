@@ -4,6 +4,7 @@ import type { Endpoint } from "../../core/endpoint.ts";
 import { uuidv7 } from "../../core/id.ts";
 import { admit } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
+import { syncFiles, touchesFiles } from "../file-fields.ts";
 import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
 import { capitalize, extend, hookContext, inTransaction, type ResourceRuntime } from "../runtime.ts";
 
@@ -27,11 +28,17 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
         record.createdAt = now;
         record.updatedAt = now;
       }
-      const created = await inTransaction(ctx.db, hooks.afterCreate.length > 0, async (db) => {
-        const created = await rt.store.insert(db, record);
-        await runAll(hooks.afterCreate, extend(base, { db, record: created }));
-        return created;
-      });
+      const owned = touchesFiles(rt.fileFields, record) ? rt.fileFields : undefined;
+      const created = await inTransaction(
+        ctx.db,
+        hooks.afterCreate.length > 0 || owned !== undefined,
+        async (db) => {
+          const created = await rt.store.insert(db, record);
+          if (owned) await syncFiles(owned, db, ctx, resource.name, undefined, created);
+          await runAll(hooks.afterCreate, extend(base, { db, record: created }));
+          return created;
+        },
+      );
       if (hooks.afterCreateCommit.length)
         await runAfterCommit(hooks.afterCreateCommit, extend(base, { record: created }), rt.log);
       if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);

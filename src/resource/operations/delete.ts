@@ -10,6 +10,7 @@ import {
   referencedConflict,
   releaseDependents,
 } from "../dependents.ts";
+import { syncFiles } from "../file-fields.ts";
 import { runAfterCommit, runAll } from "../hooks.ts";
 import {
   capitalize,
@@ -23,6 +24,7 @@ import {
 export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
   const dependents = hasDependents(rt);
+  const owned = rt.fileFields;
   return {
     method: "DELETE",
     path: `/${resource.name}/:id`,
@@ -36,20 +38,27 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
       const base = hookContext(ctx, rt, "delete", user, id);
       if (hooks.beforeDelete.length) await runAll(hooks.beforeDelete, base);
       const releasing = dependents ? newReleasing(ctx, user) : undefined;
-      const previous = await inTransaction(ctx.db, hooks.afterDelete.length > 0 || dependents, async (db) => {
-        // The record itself first (within the caller's rows), then what points at it, then the delete.
-        if (releasing) {
-          if (!(await rt.store.findForUpdate(db, id, scope))) notFound(rt, id);
-          await releaseDependents(rt, db, id, releasing);
-        }
-        const previous = await rt.store.delete(db, id, scope).catch((error) => {
-          const violation = violatedForeignKey(error);
-          throw violation ? referencedConflict(rt, violation.constraint) : error;
-        });
-        if (!previous) notFound(rt, id);
-        await runAll(hooks.afterDelete, extend(base, { db, previous }));
-        return previous;
-      });
+      let released: string[] = [];
+      const previous = await inTransaction(
+        ctx.db,
+        hooks.afterDelete.length > 0 || dependents || owned !== undefined,
+        async (db) => {
+          // The record itself first (within the caller's rows), then what points at it, then the delete.
+          if (releasing) {
+            if (!(await rt.store.findForUpdate(db, id, scope))) notFound(rt, id);
+            await releaseDependents(rt, db, id, releasing);
+          }
+          const previous = await rt.store.delete(db, id, scope).catch((error) => {
+            const violation = violatedForeignKey(error);
+            throw violation ? referencedConflict(rt, violation.constraint) : error;
+          });
+          if (!previous) notFound(rt, id);
+          if (owned) released = await syncFiles(owned, db, ctx, resource.name, previous, undefined);
+          await runAll(hooks.afterDelete, extend(base, { db, previous }));
+          return previous;
+        },
+      );
+      if (released.length) await owned!.files.collect(released);
       if (releasing) await afterRelease(rt, releasing);
       if (hooks.afterDeleteCommit.length)
         await runAfterCommit(hooks.afterDeleteCommit, extend(base, { previous }), rt.log);

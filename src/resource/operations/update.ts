@@ -5,6 +5,7 @@ import { APIError } from "../../core/errors.ts";
 import { fieldsNamed } from "../../query/where.ts";
 import { admit } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
+import { syncFiles, touchesFiles } from "../file-fields.ts";
 import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
 import {
   capitalize,
@@ -41,7 +42,9 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
       // Only a change to a field the rule names can take the record out of the caller's rows.
       const named = scope && fieldsNamed(scope);
       const recheck = named !== undefined && changed.some((f) => named.has(f));
-      const locked = needsPrevious || scope !== undefined;
+      const owned = touchesFiles(rt.fileFields, changes) ? rt.fileFields : undefined;
+      const locked = needsPrevious || scope !== undefined || owned !== undefined;
+      let released: string[] = [];
       const { record, previous } = await inTransaction(ctx.db, locked, async (db) => {
         const previous = locked ? await rt.store.findForUpdate(db, id, scope) : undefined;
         if (locked && !previous) notFound(rt, id);
@@ -50,9 +53,11 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
           : (previous ?? (await rt.store.findById(db, id)));
         if (!record) notFound(rt, id);
         if (recheck && !(await rt.store.findById(db, id, scope))) throw outOfScope(rt.resource.name);
+        if (owned) released = await syncFiles(owned, db, ctx, resource.name, previous, record);
         await runAll(hooks.afterUpdate, extend(base, { db, record, previous }));
         return { record, previous };
       });
+      if (released.length) await rt.fileFields!.files.collect(released);
       if (hooks.afterUpdateCommit.length)
         await runAfterCommit(hooks.afterUpdateCommit, extend(base, { record, previous }), rt.log);
       if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);

@@ -1,0 +1,191 @@
+// Files owned by records (`fileRef` fields), kept in `uploaded_files`: a record claims a file in
+// its write's transaction; a record that lets go of one (replaced, deleted) marks it released in
+// that transaction, and the bytes, then the row, go after the commit. Whatever fails on the way
+// stays marked in the table, so `crudkit gc` finishes it: no object is left without a row, and
+// no row of an owned file points at removed bytes.
+
+import type { Kysely } from "kysely";
+import type { EndpointContext } from "../../core/endpoint.ts";
+import { APIError } from "../../core/errors.ts";
+import type { GarbageReport, OwnedFiles, PluginContext } from "../../core/plugin.ts";
+import { dateToColumn } from "../../db/column-values.ts";
+import type { FileRecord } from "../../resource/references.ts";
+import type { StorageAdapter } from "../../storage/storage-adapter.ts";
+import type { UploadAccess } from "./options.ts";
+import { admitUploadRows } from "./upload-access.ts";
+import { toRecord, UPLOADED_FILES } from "./uploaded-files-table.ts";
+
+export interface OwnedFilesState {
+  /** Set once the app is assembled. */
+  app: PluginContext | undefined;
+  access: UploadAccess;
+  storage: StorageAdapter;
+  track: boolean;
+}
+
+export function ownedFiles(state: OwnedFilesState): OwnedFiles {
+  const app = () => {
+    if (!state.app) throw new Error("crudkit: the upload plugin is not part of an app yet.");
+    if (!state.track)
+      throw new Error("crudkit: fileRef fields need upload({ trackInDatabase: true }), the default.");
+    return state.app;
+  };
+  /** Removes a released file: the bytes first, then the row, so a failure leaves the row for gc. */
+  const remove = async (db: Kysely<any>, row: Record<string, unknown>): Promise<boolean> => {
+    try {
+      await state.storage.delete(String(row.path));
+    } catch (error) {
+      app().log("crudkit: could not remove a released file; crudkit gc will retry", error);
+      return false;
+    }
+    await db
+      .deleteFrom(UPLOADED_FILES)
+      .where("id", "=", row.id as string)
+      .execute();
+    return true;
+  };
+
+  return {
+    async claim(db, ctx, fileId, owner, rules) {
+      const { profile } = app();
+      const scope = await readScope(state.access, ctx, profile, fileId);
+      let query = db.selectFrom(UPLOADED_FILES).selectAll().where(profile.equalsExactly("id", fileId));
+      if (scope) query = query.where(scope);
+      const row =
+        scope === false ? undefined : await (profile.rowLocks ? query.forUpdate() : query).executeTakeFirst();
+      if (!row) throw unusable(owner.field, "No uploaded file with this id exists.");
+      const heldBy =
+        row.owner_id === null
+          ? undefined
+          : { resource: row.owner_resource, id: row.owner_id, field: row.owner_field };
+      const same =
+        heldBy?.resource === owner.resource && heldBy.id === owner.id && heldBy.field === owner.field;
+      if (row.released_at !== null || (heldBy && !same))
+        throw unusable(owner.field, "This file is already attached to another record.");
+      const mimeType = String(row.mime_type);
+      if (rules.mimeTypes && !rules.mimeTypes.some((allowed) => typeMatches(allowed, mimeType)))
+        throw unusable(
+          owner.field,
+          `Must be a file of type ${rules.mimeTypes.join(", ")}; this one is ${mimeType}.`,
+        );
+      if (rules.maxSize !== undefined && Number(row.size) > rules.maxSize)
+        throw unusable(
+          owner.field,
+          `Must be a file of at most ${rules.maxSize} bytes; this one has ${Number(row.size)}.`,
+        );
+      if (same) return;
+      await db
+        .updateTable(UPLOADED_FILES)
+        .set({ owner_resource: owner.resource, owner_id: owner.id, owner_field: owner.field })
+        .where("id", "=", row.id as string)
+        .execute();
+    },
+
+    async release(db, fileId, owner) {
+      await db
+        .updateTable(UPLOADED_FILES)
+        .set({
+          owner_resource: null,
+          owner_id: null,
+          owner_field: null,
+          released_at: dateToColumn(new Date(), app().profile),
+        })
+        .where("id", "=", fileId)
+        .where("owner_resource", "=", owner.resource)
+        .where("owner_id", "=", owner.id)
+        .execute();
+    },
+
+    async collect(fileIds) {
+      if (fileIds.length === 0) return;
+      const { db } = app();
+      const rows = await db
+        .selectFrom(UPLOADED_FILES)
+        .selectAll()
+        .where("id", "in", [...fileIds])
+        .where("released_at", "is not", null)
+        .execute();
+      for (const row of rows) await remove(db, row);
+    },
+
+    async read(ctx, ids) {
+      const { db, profile, log } = app();
+      if (ids.length === 0) return [];
+      const scope = await readScope(state.access, ctx, profile);
+      if (scope === false) return [];
+      let query = db
+        .selectFrom(UPLOADED_FILES)
+        .selectAll()
+        .where("id", "in", [...ids]);
+      if (scope) query = query.where(scope);
+      return (await query.execute()).map((row) => toRecord(row, log) as FileRecord);
+    },
+
+    async collectGarbage({ olderThan, dryRun }) {
+      const { db, profile } = app();
+      const rows = await db
+        .selectFrom(UPLOADED_FILES)
+        .selectAll()
+        .where("owner_id", "is", null)
+        .where((eb) =>
+          eb.or([
+            eb("released_at", "is not", null),
+            eb("uploaded_at", "<", dateToColumn(olderThan, profile)),
+          ]),
+        )
+        .orderBy("uploaded_at")
+        .execute();
+      const report: GarbageReport = { files: [] };
+      for (const row of rows) {
+        const entry = {
+          id: String(row.id),
+          originalName: String(row.original_name),
+          size: Number(row.size),
+          reason: row.released_at === null ? ("never attached" as const) : ("released" as const),
+        };
+        if (!dryRun) {
+          // Marked first, so a record cannot claim the file while its bytes go.
+          if (entry.reason === "never attached") {
+            const marked = await db
+              .updateTable(UPLOADED_FILES)
+              .set({ released_at: dateToColumn(new Date(), profile) })
+              .where("id", "=", entry.id)
+              .where("owner_id", "is", null)
+              .where("released_at", "is", null)
+              .executeTakeFirst();
+            if (marked.numUpdatedRows !== 1n) continue;
+          }
+          if (!(await remove(db, row))) continue;
+        }
+        report.files.push(entry);
+      }
+      return report;
+    },
+  };
+}
+
+/** The caller's read rule on files as a condition; false when it refuses her. */
+async function readScope(
+  access: UploadAccess,
+  ctx: EndpointContext,
+  profile: PluginContext["profile"],
+  id?: string,
+) {
+  try {
+    return (await admitUploadRows(access, "read", ctx, profile, id)).scope;
+  } catch (error) {
+    if (error instanceof APIError && error.code === "FORBIDDEN") return false as const;
+    throw error;
+  }
+}
+
+/** `image/*` matches a family; anything else one type exactly. */
+function typeMatches(allowed: string, mimeType: string): boolean {
+  const pattern = allowed.toLowerCase();
+  const actual = mimeType.toLowerCase();
+  return pattern.endsWith("/*") ? actual.startsWith(pattern.slice(0, -1)) : actual === pattern;
+}
+
+function unusable(field: string, message: string): APIError {
+  return new APIError("VALIDATION_ERROR", `"${field}": ${message}`, { details: [{ path: field, message }] });
+}
