@@ -12,6 +12,7 @@ import { extname, join } from "node:path";
 import Database from "better-sqlite3";
 import { uuidv7 } from "../src/core/id.ts";
 import { SQLITE_PRAGMAS } from "../src/db/sqlite.ts";
+import { reviewRoutes } from "./reference-reviews.ts";
 import { decodeCursor, fail, pageBody, send } from "./reference-shared.ts";
 
 const port = Number(process.env.PORT ?? 3001);
@@ -72,6 +73,7 @@ db.exec(`create table if not exists "order" ("id" text primary key, "ownerId" te
 const insertOrder = db.prepare(`insert into "order" values (?,?,?,?,?,?,?,?)`);
 const ORDER_STATUSES = new Set(["open", "paid", "shipped"]);
 const ORDER_FIELDS = new Set(["id", "ownerId", "item", "quantity", "status", "cost"]);
+const reviews = reviewRoutes(db);
 const insertAudit = db.prepare(`insert into "audit_logs" values (?,?,?,?,?,?,?,?,?,?,?,?)`);
 
 /** The audit row the example's audit() writes, with the changed fields of an update. */
@@ -457,7 +459,12 @@ async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? "/";
   const q = url.indexOf("?");
   const path = q === -1 ? url : url.slice(0, q);
-  if (path === "/api/orders" && req.method === "GET") {
+  if (path === "/api/reviews" && req.method === "GET") {
+    if (authorized(req, res)) reviews.list(res, new URLSearchParams(q === -1 ? "" : url.slice(q + 1)));
+  } else if (path === "/api/review" && req.method === "POST") {
+    const caller = authorized(req, res);
+    if (caller) await reviews.create(res, await readBody(req), caller.user);
+  } else if (path === "/api/orders" && req.method === "GET") {
     const caller = authorized(req, res);
     if (caller) listOrders(res, new URLSearchParams(q === -1 ? "" : url.slice(q + 1)), caller);
   } else if (path === "/api/order" && req.method === "POST") {
@@ -472,7 +479,8 @@ async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
   } else if (path.startsWith("/api/product/")) {
     const id = decodeURIComponent(path.slice("/api/product/".length));
     if (!authorized(req, res)) return;
-    if (req.method === "GET") {
+    if (req.method === "GET" && url.slice(q + 1) === "expand=reviews") reviews.readProduct(res, id);
+    else if (req.method === "GET") {
       const row = byId.get(id);
       row ? send(res, 200, row) : fail(res, 404, "NOT_FOUND", "No such product.");
     } else if (req.method === "PATCH") await update(req, res, id);

@@ -112,6 +112,19 @@ const scenarios: Scenario[] = [
     request: () => ({ method: "GET", path: `/api/products?search=${pick(NAMES).toLowerCase()}&limit=10` }),
   },
   {
+    // Reviews newest first, each with its product (the reference: one LEFT JOIN).
+    name: "list with expand (belongsTo)",
+    request: () => ({
+      method: "GET",
+      path: `/api/reviews?page=${1 + (counter++ % 5)}&limit=10&expand=product`,
+    }),
+  },
+  {
+    // A product with its newest reviews (the reference: two indexed queries).
+    name: "read with a reverse expand",
+    request: (t) => ({ method: "GET", path: `/api/product/${pick(t.ids)}?expand=reviews` }),
+  },
+  {
     name: "create",
     request: () => ({
       method: "POST",
@@ -170,6 +183,20 @@ async function seed(target: Target): Promise<void> {
     });
     const body = (await response.json()) as { id: string };
     target.ids.push(body.id);
+  }
+  // Reviews: two per product, by the user.
+  for (let i = 0; i < 2 * SEED; i++) {
+    const response = await fetch(`${target.url}/api/review`, {
+      method: "POST",
+      headers: USER_HEADERS,
+      body: JSON.stringify({
+        productId: target.ids[i % target.ids.length],
+        rating: 1 + (i % 5),
+        body: `Review ${i}`,
+      }),
+    });
+    if (response.status !== 201)
+      throw new Error(`seeding reviews: ${response.status} ${await response.text()}`);
   }
   // Orders: one of every two the user's, the rest the admin's.
   for (let i = 0; i < SEED; i++) {

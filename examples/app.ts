@@ -1,8 +1,19 @@
 // The example API: the spec's `product` resource, every operation behind the X-API-Key header,
 // with file uploads, an audit log of every write and a cache of reads; and `order`, which shows
-// row and field rules: each user sees only her own orders, and only admins see what one cost.
+// row and field rules: each user sees only her own orders, and only admins see what one cost;
+// and `review`, which references a product (`expand=product`, `expand=reviews` on a product) and
+// goes when its product does. A product's `image` is an uploaded file the product owns.
 
-import { apiKey, createResource, crudkit, type DatabaseOptions, ownedBy, withId } from "crudkit";
+import {
+  apiKey,
+  createResource,
+  crudkit,
+  type DatabaseOptions,
+  fileRef,
+  ownedBy,
+  references,
+  withId,
+} from "crudkit";
 import { audit, cache, upload } from "crudkit/plugins";
 import { z } from "zod";
 
@@ -16,6 +27,8 @@ export const product = createResource({
     status: z.enum(["active", "inactive", "draft"]).default("draft"),
     createdAt: z.date().default(() => new Date()),
     updatedAt: z.date().default(() => new Date()),
+    /** An uploaded image (its id); replaced or deleted with the product, the old file goes. */
+    image: fileRef({ mimeTypes: ["image/*"], maxSize: 5 * 1024 * 1024 }).optional(),
   }),
   searchable: ["name"],
   // A status filter newest first, and a sort by price, walk an index (each ends in id).
@@ -52,6 +65,24 @@ export const order = createResource({
   },
 });
 
+/** Reviews of a product: anyone signed in reads them; each author changes only her own. */
+export const review = createResource({
+  name: "review",
+  schema: withId({
+    /** Deleting the product deletes its reviews (each one audited). */
+    productId: references(product, { onDelete: "cascade", reverse: { limit: 10 } }),
+    /** Filled in from the caller on create (`ownedBy`). */
+    authorId: z.string().max(255).optional(),
+    rating: z.number().int().min(1).max(5),
+    body: z.string().max(2000).optional(),
+  }),
+  access: {
+    ...ownedBy("authorId", { bypass: (user) => isAdmin({ user }) }),
+    read: signedIn,
+    list: signedIn,
+  },
+});
+
 export interface ExampleOptions {
   database: DatabaseOptions;
   /** Where uploaded files go (served by the host under /uploads if it wants). */
@@ -72,7 +103,7 @@ export function createExampleApp(options: ExampleOptions) {
   return crudkit({
     database: options.database,
     autoMigrate: true,
-    resources: [product, order],
+    resources: [product, order, review],
     plugins: [
       apiKey({
         keys: {

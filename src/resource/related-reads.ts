@@ -4,9 +4,13 @@
 //   byParents: SELECT <columns> FROM (
 //                SELECT *, row_number() OVER (PARTITION BY "postId" ORDER BY "createdAt" DESC, "id" DESC) AS "ck_rank"
 //                FROM "comment" WHERE "postId" IN (?, ?, …) [AND (<read rule>)]
-//              ) AS "ranked" WHERE "ck_rank" <= ? ORDER BY "ck_rank"
+//              ) AS "ranked" WHERE "ck_rank" <= 10 ORDER BY "ck_rank"
+//   one parent: SELECT * FROM "comment" WHERE "postId" = ? [AND (<read rule>)]
+//               ORDER BY "createdAt" DESC, "id" DESC LIMIT 10   (an index walk, no window)
 //
-// Statements are compiled once per shape (how many ids, which rule) and then only bound.
+// Statements are compiled once per shape (how many ids, which rule) and then only bound. The
+// limit is the relation's, a constant: written into the SQL, SQLite reads the 2 rows of a parent
+// in 9 µs instead of 17 µs with a bound LIMIT.
 
 import { type Kysely, sql } from "kysely";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
@@ -75,10 +79,21 @@ export function createRelatedReads(
     async byParents(db, field, parentIds, order, scope) {
       if (parentIds.length === 0) return [];
       const rule = scope ? compileScope(scope) : undefined;
-      const values: Row = Object.assign({ rankLimit: order.limit }, rule?.values);
+      const values: Row = Object.assign({}, rule?.values);
       const slots = idSlots(parentIds, values);
-      const key = `parents:${field}:${parentIds.length}:${order.sortBy}:${order.sortOrder}:${rule?.shape ?? ""}`;
+      const key = `parents:${field}:${parentIds.length}:${order.sortBy}:${order.sortOrder}:${order.limit}:${rule?.shape ?? ""}`;
       const template = cached(key, () => {
+        if (parentIds.length === 1) {
+          let query = builder
+            .selectFrom(table)
+            .selectAll()
+            .where(field, "=", slots[0])
+            .orderBy(order.sortBy, order.sortOrder)
+            .orderBy("id", order.sortOrder)
+            .limit(sql.lit(order.limit));
+          if (rule) query = query.where(rule.build());
+          return compileTemplate(query);
+        }
         const direction = sql.raw(order.sortOrder);
         const rank = sql<number>`row_number() over (partition by ${sql.ref(field)} order by ${sql.ref(order.sortBy)} ${direction}, ${sql.ref("id")} ${direction})`;
         let inner = builder
@@ -91,7 +106,7 @@ export function createRelatedReads(
           builder
             .selectFrom(inner.as("ranked"))
             .select(columns.map((c) => `ranked.${c}`))
-            .where("ranked.ck_rank", "<=", slot("rankLimit"))
+            .where("ranked.ck_rank", "<=", sql.lit(order.limit))
             .orderBy("ranked.ck_rank"),
         );
       });
