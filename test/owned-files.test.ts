@@ -130,6 +130,66 @@ const STORES: Store[] = [
 ];
 
 forEachDialect((dialect) => {
+  describe('ownedFileAccess: "record"', () => {
+    it("an owned file is read and downloaded by whoever may read its record, and by no one else", async () => {
+      const { uploadDir } = tempUploadDirs();
+      const app = crudkit({
+        database: await dialect.fresh(),
+        autoMigrate: true,
+        resources: [product],
+        plugins: [
+          apiKey({ keys: { "alice-key": { id: "alice" }, "bob-key": { id: "bob" } } }),
+          // Downloads are closed to everyone by the rules: only the record's rule opens them.
+          upload({
+            uploadDir,
+            ownedFileAccess: "record",
+            access: {
+              upload: true,
+              read: ({ user }) => (user ? { uploadedBy: user.id } : false),
+              download: false,
+            },
+          }),
+        ],
+      });
+      await app.ready;
+      try {
+        const sent = await call(app, "POST", "/api/upload/file", {
+          headers: alice,
+          body: { file: PNG.toString("base64"), filename: "a.png", mimeType: "image/png" },
+        });
+        const created = await call(app, "POST", "/api/product", {
+          headers: alice,
+          body: { name: "Mine", image: sent.body.id },
+        });
+        expect(created.status, created.text).toBe(201);
+        const mine = await app.handler(
+          new Request(`http://x/api/upload/download/${sent.body.id}`, { headers: alice }),
+        );
+        expect(mine.status).toBe(200);
+        expect(Buffer.from(await mine.arrayBuffer()).equals(PNG)).toBe(true);
+        // Bob may not read Alice's product (ownedBy): the file is a missing one to him.
+        const theirs = await call(app, "GET", `/api/upload/download/${sent.body.id}`, { headers: bob });
+        expect(theirs.status).toBe(404);
+        expect((await call(app, "GET", `/api/upload/file/${sent.body.id}`, { headers: bob })).status).toBe(
+          404,
+        );
+        expect((await call(app, "GET", `/api/upload/file/${sent.body.id}`, { headers: alice })).body.id).toBe(
+          sent.body.id,
+        );
+        // A file no record owns still follows the download rule (closed).
+        const loose = await call(app, "POST", "/api/upload/file", {
+          headers: alice,
+          body: { file: PNG.toString("base64"), filename: "b.png", mimeType: "image/png" },
+        });
+        expect(
+          (await call(app, "GET", `/api/upload/download/${loose.body.id}`, { headers: alice })).status,
+        ).toBe(403);
+      } finally {
+        await app.close();
+      }
+    });
+  });
+
   for (const store of STORES) {
     describe(`${store.name} storage`, () => {
       let app: ReturnType<typeof makeApp>;
