@@ -219,8 +219,16 @@ forEachDialect((dialect) => {
       const counted = makeApp(await countingKysely(dialect.name, await dialect.fresh(), queries));
       await counted.ready;
       const authorIds: string[] = [];
+      const companies: string[] = [];
+      for (let i = 0; i < 3; i++)
+        companies.push(
+          (await counted.api.createCompany({ overrideAccess: true, body: { name: `C${i}` } })).id,
+        );
       for (let i = 0; i < 5; i++) {
-        const a = await counted.api.createAuthor({ overrideAccess: true, body: { name: `A${i}` } });
+        const a = await counted.api.createAuthor({
+          overrideAccess: true,
+          body: { name: `A${i}`, companyId: companies[i % 3] },
+        });
         authorIds.push(a.id);
         for (let j = 0; j < 3; j++) {
           const p = await counted.api.createPost({
@@ -240,6 +248,26 @@ forEachDialect((dialect) => {
       const selects = queries.filter((q) => /^\s*select/i.test(q));
       // The count, the page, one for the authors and one for the comments.
       expect(selects).toHaveLength(4);
+      // Nested and reverse of reverse: one more query per relation, never one per record.
+      queries.length = 0;
+      const nested = await counted.api.listComments({
+        overrideAccess: true,
+        query: { limit: 15, expand: ["post.author.company", "post.comments"] },
+      });
+      expect(nested.items.every((c) => c.post?.author?.company?.name.startsWith("C"))).toBe(true);
+      expect(nested.items.every((c) => c.post?.comments.length === 1)).toBe(true);
+      // The count, the page, posts, authors, companies, and the posts' comments.
+      expect(queries.filter((q) => /^\s*select/i.test(q))).toHaveLength(6);
+      queries.length = 0;
+      const one = await counted.api.readAuthor({
+        overrideAccess: true,
+        params: { id: authorIds[0]! },
+        query: { expand: ["company", "posts.comments"] },
+      });
+      expect(one.posts).toHaveLength(3);
+      expect(one.posts.every((p) => p.comments.length === 1)).toBe(true);
+      // The author, her company, her posts, their comments.
+      expect(queries.filter((q) => /^\s*select/i.test(q))).toHaveLength(4);
       await counted.close();
     });
   });
