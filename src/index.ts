@@ -9,6 +9,7 @@ export type {
 } from "./core/api-types.ts";
 export { type CrudkitApp, type CrudkitOptions, crudkit } from "./core/app.ts";
 export type { CallOptions } from "./core/context.ts";
+export type { CorsOptions } from "./core/cors.ts";
 export {
   defineEndpoint,
   type EndpointDefinition,

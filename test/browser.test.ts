@@ -2,15 +2,15 @@
 // from the example server, creates a product through the form and shows the list.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM, chromiumPresent, launchChromium } from "./chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const present = existsSync(CHROMIUM);
+const present = chromiumPresent;
 // Under CI a missing browser is a failure; locally the suite says why it did not run.
 const suite = present || process.env.CI ? describe : describe.skip;
 const root = new URL("..", import.meta.url).pathname;
@@ -45,19 +45,7 @@ beforeAll(async () => {
     });
   });
   origin = `http://127.0.0.1:${port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

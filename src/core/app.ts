@@ -15,6 +15,7 @@ import { createResourceRuntime, type Log, type ResourceRuntime } from "../resour
 import type { AnyResource } from "../resource/types.ts";
 import type { ResourceApi } from "./api-types.ts";
 import type { ContextDeps } from "./context.ts";
+import { type CorsOptions, createCors } from "./cors.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { APIError, ConfigError } from "./errors.ts";
 import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
@@ -59,6 +60,12 @@ export interface CrudkitOptions<
   statementTimeout?: number;
   /** Where errors the caller must not see are reported. @default console.error */
   log?: Log;
+  /**
+   * Let browsers on other origins call the API: preflights answer 204, and answers carry
+   * `Access-Control-Allow-Origin` for an allowed origin (and `Vary: Origin`). @default none
+   * @example cors: { origin: ["https://app.example.com"], credentials: true }
+   */
+  cors?: CorsOptions;
 }
 
 export interface CrudkitApp<R extends AnyResource = AnyResource, P extends CrudkitPlugin = CrudkitPlugin> {
@@ -114,6 +121,7 @@ export function crudkit<
     "plugin",
   );
 
+  const cors = options.cors ? createCors(options.cors) : undefined;
   const statementTimeout = options.statementTimeout ?? 10_000;
   if (!(Number.isFinite(statementTimeout) && statementTimeout >= 0))
     throw new ConfigError("statementTimeout must be a number of milliseconds, 0 for no limit.");
@@ -215,7 +223,7 @@ export function crudkit<
   const api = buildApi(endpoints, { deps, startup, log, inFlight });
   for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;
   return {
-    handler: createHttpHandler({ router, deps, startup, log, inFlight }),
+    handler: createHttpHandler({ router, deps, startup, log, inFlight, cors }),
     api: api as ResourceApi<Resources[number]>,
     ready,
     db: database.kysely,

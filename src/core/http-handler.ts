@@ -2,6 +2,7 @@
 // documented error body; nothing thrown reaches the caller as a stack or a driver message.
 
 import { type ContextDeps, HttpContext } from "./context.ts";
+import type { Cors } from "./cors.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { toAPIError } from "./errors.ts";
 import type { InFlight } from "./in-flight.ts";
@@ -19,13 +20,24 @@ export type RequestHandler = (request: Request, info?: ConnectionInfo) => Promis
 
 export interface HandlerDeps {
   router: EndpointRouter;
+  /** Cross-origin access for browsers, when the app allows any. */
+  cors?: Cors | undefined;
   inFlight: InFlight;
   deps: ContextDeps;
   startup: StartupGate;
   log: (message: string, error: unknown) => void;
 }
 
-export function createHttpHandler({ router, deps, startup, log, inFlight }: HandlerDeps): RequestHandler {
+export function createHttpHandler(handler: HandlerDeps): RequestHandler {
+  const serve = answer(handler);
+  const { cors } = handler;
+  if (!cors) return serve;
+  // A preflight is answered before routing (no route takes OPTIONS); every answer gets the headers.
+  return async (request, info) =>
+    cors.preflight(request) ?? cors.decorate(request, await serve(request, info));
+}
+
+function answer({ router, deps, startup, log, inFlight }: HandlerDeps): RequestHandler {
   return async (request, info) => {
     inFlight.begin();
     try {
