@@ -1,4 +1,6 @@
 // crudkit/node: serving a crudkit app on Node.
 
+export { toExpressHandler } from "./express.ts";
+export { crudkitFastify } from "./fastify.ts";
 export { type NodeListener, type Servable, toNodeListener } from "./listener.ts";
 export { type RunningServer, type ServeOptions, serve } from "./serve.ts";
