@@ -4,11 +4,11 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: {
     alias: {
-      "crudkit/node": fileURLToPath(new URL("./src/node/index.ts", import.meta.url)),
-      "crudkit/client": fileURLToPath(new URL("./src/client/index.ts", import.meta.url)),
-      "crudkit/plugins": fileURLToPath(new URL("./src/plugins/index.ts", import.meta.url)),
-      "crudkit/storage/s3": fileURLToPath(new URL("./src/storage/s3/index.ts", import.meta.url)),
-      crudkit: fileURLToPath(new URL("./src/index.ts", import.meta.url)),
+      "crudkit-api/node": fileURLToPath(new URL("./src/node/index.ts", import.meta.url)),
+      "crudkit-api/client": fileURLToPath(new URL("./src/client/index.ts", import.meta.url)),
+      "crudkit-api/plugins": fileURLToPath(new URL("./src/plugins/index.ts", import.meta.url)),
+      "crudkit-api/storage/s3": fileURLToPath(new URL("./src/storage/s3/index.ts", import.meta.url)),
+      "crudkit-api": fileURLToPath(new URL("./src/index.ts", import.meta.url)),
     },
   },
   test: {

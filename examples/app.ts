@@ -13,8 +13,8 @@ import {
   ownedBy,
   references,
   withId,
-} from "crudkit";
-import { audit, cache, upload } from "crudkit/plugins";
+} from "crudkit-api";
+import { audit, cache, upload } from "crudkit-api/plugins";
 import { z } from "zod";
 
 const signedIn = ({ user }: { user: unknown }) => user !== null;

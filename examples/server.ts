@@ -6,7 +6,7 @@
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { serve } from "crudkit/node";
+import { serve } from "crudkit-api/node";
 import { createExampleApp, databaseFromUrl } from "./app.ts";
 import { withSite } from "./site.ts";
 
@@ -39,7 +39,7 @@ const running = await serve(await withSite(app, uploadDir), { port, hostname });
 console.log(`crudkit example API listening on ${running.url}/api`);
 console.log(`API key: ${key}`);
 console.log(`User API key (sees only her own orders): ${userKey}`);
-console.log(`Web page (uses crudkit/client): ${running.url}/`);
+console.log(`Web page (uses crudkit-api/client): ${running.url}/`);
 console.log("Try:");
 console.log(
   `  curl -s -X POST ${running.url}/api/product -H 'content-type: application/json' -H 'x-api-key: ${key}' -d '{"name":"Hat","price":5}'`,

@@ -1,12 +1,12 @@
 // The example's web side: `/` serves public/index.html, `/client.js` the browser bundle of
-// crudkit/client, and `/uploads/<name>` the upload directory as static files (the spec leaves
+// crudkit-api/client, and `/uploads/<name>` the upload directory as static files (the spec leaves
 // that to the host; it is unprotected, as the README explains). Everything else goes to the API.
 
 import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { Readable } from "node:stream";
-import { assertPlainName, type ConnectionInfo } from "crudkit";
+import { assertPlainName, type ConnectionInfo } from "crudkit-api";
 import { bundleClient } from "../scripts/bundle-client.ts";
 
 const STATIC_TYPES: Record<string, string> = {

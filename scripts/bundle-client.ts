@@ -1,4 +1,4 @@
-// Bundles crudkit/client for browsers, minified, the way an app's bundler would. Used by
+// Bundles crudkit-api/client for browsers, minified, the way an app's bundler would. Used by
 // `npm run size`, by the example server (which serves it at /client.js) and by the tests.
 
 import { fileURLToPath } from "node:url";

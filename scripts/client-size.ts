@@ -7,7 +7,7 @@ const LIMIT = 6 * 1024;
 const bundle = await bundleClient();
 const foreign = bundle.inputs.filter((input) => !input.startsWith("src/client/"));
 console.log(
-  `crudkit/client: ${bundle.minified} B minified, ${bundle.gzipped} B minified + gzip (limit ${LIMIT} B)`,
+  `crudkit-api/client: ${bundle.minified} B minified, ${bundle.gzipped} B minified + gzip (limit ${LIMIT} B)`,
 );
 console.log(`inputs: ${bundle.inputs.join(", ")}`);
 if (foreign.length > 0) {

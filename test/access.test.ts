@@ -1,5 +1,5 @@
-import type { DatabaseOptions } from "crudkit";
-import { type AccessContext, apiKey, createResource, crudkit, withId } from "crudkit";
+import type { DatabaseOptions } from "crudkit-api";
+import { type AccessContext, apiKey, createResource, crudkit, withId } from "crudkit-api";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";

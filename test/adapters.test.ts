@@ -6,9 +6,9 @@
 import { request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
-import { apiKey, createResource, crudkit, withId } from "crudkit";
-import { crudkitFastify, toExpressHandler } from "crudkit/node";
-import { upload } from "crudkit/plugins";
+import { apiKey, createResource, crudkit, withId } from "crudkit-api";
+import { crudkitFastify, toExpressHandler } from "crudkit-api/node";
+import { upload } from "crudkit-api/plugins";
 import express from "express";
 import Fastify from "fastify";
 import { Hono } from "hono";

@@ -10,8 +10,8 @@ import {
   type DatabaseOptions,
   MemoryStorage,
   withId,
-} from "crudkit";
-import { audit, jwt, upload } from "crudkit/plugins";
+} from "crudkit-api";
+import { audit, jwt, upload } from "crudkit-api/plugins";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";

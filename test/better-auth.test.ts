@@ -5,8 +5,8 @@
 import { betterAuth as createAuth } from "better-auth";
 import { getMigrations } from "better-auth/db/migration";
 import Database from "better-sqlite3";
-import { createResource, crudkit, MemoryStorage, withId } from "crudkit";
-import { audit, betterAuth, upload } from "crudkit/plugins";
+import { createResource, crudkit, MemoryStorage, withId } from "crudkit-api";
+import { audit, betterAuth, upload } from "crudkit-api/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { call, tempDatabaseUrl } from "./helpers.ts";

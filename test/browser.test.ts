@@ -55,7 +55,7 @@ afterAll(async () => {
 });
 
 suite(`example page in headless Chromium${present ? "" : ` (skipped: ${CHROMIUM} is not installed; apt-get install chromium)`}`, () => {
-  it("creates and lists products through crudkit/client", async () => {
+  it("creates and lists products through crudkit-api/client", async () => {
     const page = await browser!.newPage();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));

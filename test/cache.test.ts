@@ -2,8 +2,8 @@
 // bounds and TTL of the memory store, and two app instances sharing one Redis.
 
 import { randomBytes } from "node:crypto";
-import { apiKey, createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
-import { type CacheStore, cache, memoryStore, redisStore } from "crudkit/plugins";
+import { apiKey, createResource, crudkit, type DatabaseOptions, withId } from "crudkit-api";
+import { type CacheStore, cache, memoryStore, redisStore } from "crudkit-api/plugins";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";

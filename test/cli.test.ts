@@ -4,7 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { crudkit } from "crudkit";
+import { crudkit } from "crudkit-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forEachDialect } from "./dialects.ts";
 
@@ -38,7 +38,7 @@ function writeConfig(
 ) {
   writeFileSync(
     join(dir, name),
-    `import { createResource, crudkit, withId } from "crudkit";
+    `import { createResource, crudkit, withId } from "crudkit-api";
 import { z } from "zod";
 
 const product = createResource({ name: "product", schema: withId({ ${fields} }), searchable: ["name"]${options} });
@@ -209,7 +209,7 @@ forEachDialect((dialect) => {
 function writeBlogConfig(dir: string, database: { provider: string; url: string }, field: string) {
   writeFileSync(
     join(dir, "crudkit.config.ts"),
-    `import { createResource, crudkit, references, withId } from "crudkit";
+    `import { createResource, crudkit, references, withId } from "crudkit-api";
 import { z } from "zod";
 
 const author = createResource({ name: "author", schema: withId({ name: z.string() }) });
@@ -293,8 +293,8 @@ describe("crudkit gc", () => {
     const config = (withFiles: boolean) =>
       writeFileSync(
         join(dir, "crudkit.config.ts"),
-        `import { createResource, crudkit, fileRef, withId } from "crudkit";
-import { upload } from "crudkit/plugins";
+        `import { createResource, crudkit, fileRef, withId } from "crudkit-api";
+import { upload } from "crudkit-api/plugins";
 import { z } from "zod";
 
 const doc = createResource({ name: "doc", schema: withId({ ${withFiles ? "file: fileRef().optional()" : "name: z.string().optional()"} }) });

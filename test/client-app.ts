@@ -1,8 +1,8 @@
 // The app the client tests talk to, on a real socket: the spec's product, a resource listed
 // under an irregular plural, the echo plugin, and API keys.
 
-import { apiKey, createResource, crudkit, withId } from "crudkit";
-import { audit, cache } from "crudkit/plugins";
+import { apiKey, createResource, crudkit, withId } from "crudkit-api";
+import { audit, cache } from "crudkit-api/plugins";
 import { z } from "zod";
 import { echoPlugin } from "./echo-plugin.ts";
 import { productSchema } from "./fixtures.ts";

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { bundleClient } from "../scripts/bundle-client.ts";
 
-describe("crudkit/client bundle", () => {
+describe("crudkit-api/client bundle", () => {
   it("is built from src/client alone: no server, Kysely, better-sqlite3 or Zod", async () => {
     const bundle = await bundleClient();
     expect(bundle.inputs.sort()).toEqual([

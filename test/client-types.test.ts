@@ -1,9 +1,9 @@
-// Type tests for crudkit/client: what compiles, what does not, and what each call returns.
+// Type tests for crudkit-api/client: what compiles, what does not, and what each call returns.
 // The calls sit in functions that never run; `tsc` (part of npm test) is the judge.
 
-import type { ListResult, Pagination } from "crudkit";
-import { type ClientError, type ClientResult, createClient } from "crudkit/client";
-import type { AuditEntry, CacheStats } from "crudkit/plugins";
+import type { ListResult, Pagination } from "crudkit-api";
+import { type ClientError, type ClientResult, createClient } from "crudkit-api/client";
+import type { AuditEntry, CacheStats } from "crudkit-api/plugins";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { ClientTestApp } from "./client-app.ts";
 

@@ -1,9 +1,9 @@
-// crudkit/client against a listening server on 127.0.0.1: every method, callback form and error.
+// crudkit-api/client against a listening server on 127.0.0.1: every method, callback form and error.
 
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type ClientError, createClient } from "crudkit/client";
-import { type RunningServer, serve } from "crudkit/node";
+import { type ClientError, createClient } from "crudkit-api/client";
+import { type RunningServer, serve } from "crudkit-api/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClientTestApp, createClientTestApp } from "./client-app.ts";
 

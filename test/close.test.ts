@@ -1,8 +1,8 @@
 // Closing the app while requests run: they finish on the open database (even when their client
 // hung up), new ones get 503, and the database closes after them, on every database.
 
-import { createResource, crudkit, withId } from "crudkit";
-import { serve } from "crudkit/node";
+import { createResource, crudkit, withId } from "crudkit-api";
+import { serve } from "crudkit-api/node";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { forEachDialect } from "./dialects.ts";

@@ -4,8 +4,8 @@
 
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { apiKey, type CorsOptions, createResource, crudkit, withId } from "crudkit";
-import { serve } from "crudkit/node";
+import { apiKey, type CorsOptions, createResource, crudkit, withId } from "crudkit-api";
+import { serve } from "crudkit-api/node";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";

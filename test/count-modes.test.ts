@@ -2,8 +2,8 @@
 // totals, hasNext from one row more) and `estimated` (statistics past 10,000 rows, exact below),
 // over HTTP, app.api and the client, with filters and a per-resource default.
 
-import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
-import { createClient } from "crudkit/client";
+import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
 import { sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";

@@ -1,5 +1,5 @@
-import type { DatabaseOptions } from "crudkit";
-import { crudkit } from "crudkit";
+import type { DatabaseOptions } from "crudkit-api";
+import { crudkit } from "crudkit-api";
 import { describe, expect, it } from "vitest";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
 import { gadget, loose, openProduct } from "./fixtures.ts";

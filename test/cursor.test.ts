@@ -2,8 +2,8 @@
 // included, with a filter and a row rule, while rows are inserted between pages; backwards by
 // prevCursor; tampered and foreign cursors answer 400; the client's and app.api's page iterators.
 
-import { apiKey, createResource, crudkit, type DatabaseOptions, ownedBy, withId } from "crudkit";
-import { createClient } from "crudkit/client";
+import { apiKey, createResource, crudkit, type DatabaseOptions, ownedBy, withId } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";

@@ -2,8 +2,8 @@
 // scripts/services.sh has started them. Each app gets a fresh database of its own.
 
 import { randomBytes } from "node:crypto";
-import type { DatabaseOptions } from "crudkit";
-import { type RunningServer, type Servable, serve } from "crudkit/node";
+import type { DatabaseOptions } from "crudkit-api";
+import { type RunningServer, type Servable, serve } from "crudkit-api/node";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { tempDatabaseUrl } from "./helpers.ts";
 

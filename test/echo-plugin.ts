@@ -1,6 +1,6 @@
 // A small plugin with client methods, to test the mechanism real plugins use.
 
-import { APIError, type CrudkitPlugin, defineEndpoint } from "crudkit";
+import { APIError, type CrudkitPlugin, defineEndpoint } from "crudkit-api";
 import { z } from "zod";
 
 export const echoPlugin = {

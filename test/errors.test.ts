@@ -1,8 +1,8 @@
-import type { DatabaseOptions } from "crudkit";
+import type { DatabaseOptions } from "crudkit-api";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
 // One test per row of the DESIGN §3 error table: status, code, and nothing internal in the body.
 
-import { apiKey, createResource, crudkit, withId } from "crudkit";
+import { apiKey, createResource, crudkit, withId } from "crudkit-api";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { openProduct } from "./fixtures.ts";

@@ -7,8 +7,8 @@ import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { crudkit } from "crudkit";
-import { type RunningServer, serve } from "crudkit/node";
+import { crudkit } from "crudkit-api";
+import { type RunningServer, serve } from "crudkit-api/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openProduct } from "./fixtures.ts";
 

@@ -1,6 +1,6 @@
 // Stored names cannot escape the upload directory or bucket prefix, whatever is uploaded.
 
-import { assertPlainName } from "crudkit";
+import { assertPlainName } from "crudkit-api";
 import { describe, expect, it } from "vitest";
 import { extensionOf, sanitizeFilename, storedName } from "../src/plugins/upload/file-naming.ts";
 

@@ -1,6 +1,6 @@
 // The resources most tests use: the spec's product, and a resource with every field kind.
 
-import { createResource, withId } from "crudkit";
+import { createResource, withId } from "crudkit-api";
 import { z } from "zod";
 
 export const productSchema = withId({

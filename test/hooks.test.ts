@@ -1,5 +1,5 @@
-import type { DatabaseOptions } from "crudkit";
-import { APIError, type CrudkitPlugin, createResource, crudkit, withId } from "crudkit";
+import type { DatabaseOptions } from "crudkit-api";
+import { APIError, type CrudkitPlugin, createResource, crudkit, withId } from "crudkit-api";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";

@@ -4,8 +4,8 @@
 // nothing; whatever is acknowledged reads back the same; the server is healthy after each group.
 
 import { readdirSync } from "node:fs";
-import { crudkit, type DatabaseOptions } from "crudkit";
-import { type RunningServer, serve } from "crudkit/node";
+import { crudkit, type DatabaseOptions } from "crudkit-api";
+import { type RunningServer, serve } from "crudkit-api/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createExampleApp } from "../examples/app.ts";
 import { forEachDialect } from "./dialects.ts";

@@ -1,5 +1,5 @@
-import type { DatabaseOptions } from "crudkit";
-import { APIError, apiKey, createResource, crudkit, type ListResult, withId } from "crudkit";
+import type { DatabaseOptions } from "crudkit-api";
+import { APIError, apiKey, createResource, crudkit, type ListResult, withId } from "crudkit-api";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";

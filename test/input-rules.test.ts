@@ -8,10 +8,10 @@ import {
   type DatabaseOptions,
   MemoryStorage,
   type UpdateInputOf,
-} from "crudkit";
-import { createClient } from "crudkit/client";
-import { type RunningServer, serve } from "crudkit/node";
-import { audit, cache, redisStore, upload } from "crudkit/plugins";
+} from "crudkit-api";
+import { createClient } from "crudkit-api/client";
+import { type RunningServer, serve } from "crudkit-api/node";
+import { audit, cache, redisStore, upload } from "crudkit-api/plugins";
 import { Redis } from "ioredis";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it, vi } from "vitest";

@@ -3,8 +3,8 @@
 
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type CrudkitPlugin, crudkit } from "crudkit";
-import { type JwtOptions, jwt } from "crudkit/plugins";
+import { type CrudkitPlugin, crudkit } from "crudkit-api";
+import { type JwtOptions, jwt } from "crudkit-api/plugins";
 import { exportJWK, exportSPKI, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, expectNoLeak } from "./helpers.ts";

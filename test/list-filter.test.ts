@@ -1,9 +1,9 @@
 // List filters over HTTP (the bracket syntax), through app.api and through the client, on SQLite,
 // PostgreSQL and MariaDB: results and totals, the allow-list, unknown parameters and hostile filters.
 
-import { createResource, crudkit, type DatabaseOptions } from "crudkit";
-import { createClient } from "crudkit/client";
-import { type RunningServer, serve } from "crudkit/node";
+import { createResource, crudkit, type DatabaseOptions } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
+import { type RunningServer, serve } from "crudkit-api/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forEachDialect } from "./dialects.ts";
 import { productSchema } from "./fixtures.ts";

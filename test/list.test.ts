@@ -1,5 +1,5 @@
-import type { DatabaseOptions } from "crudkit";
-import { createResource, crudkit, withId } from "crudkit";
+import type { DatabaseOptions } from "crudkit-api";
+import { createResource, crudkit, withId } from "crudkit-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { forEachDialect } from "./dialects.ts";

@@ -2,8 +2,8 @@
 
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
-import { crudkit, type DatabaseOptions } from "crudkit";
-import { toNodeListener } from "crudkit/node";
+import { crudkit, type DatabaseOptions } from "crudkit-api";
+import { toNodeListener } from "crudkit-api/node";
 import { describe, expect, it } from "vitest";
 import { forEachDialect, servedPerDialect } from "./dialects.ts";
 import { openProduct } from "./fixtures.ts";

@@ -17,9 +17,9 @@ import {
   ownedBy,
   type StorageAdapter,
   withId,
-} from "crudkit";
-import { upload } from "crudkit/plugins";
-import { S3Storage } from "crudkit/storage/s3";
+} from "crudkit-api";
+import { upload } from "crudkit-api/plugins";
+import { S3Storage } from "crudkit-api/storage/s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { internalsOf } from "../src/core/internals.ts";

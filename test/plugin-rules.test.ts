@@ -10,9 +10,9 @@ import {
   MemoryStorage,
   ownedBy,
   withId,
-} from "crudkit";
-import { createClient } from "crudkit/client";
-import { audit, upload } from "crudkit/plugins";
+} from "crudkit-api";
+import { createClient } from "crudkit-api/client";
+import { audit, upload } from "crudkit-api/plugins";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";

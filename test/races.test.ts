@@ -2,8 +2,8 @@
 // delete wins (the rest 404) with exactly one audit entry, and concurrent updates each record the
 // true before and after, so the entries chain from the first value to the last.
 
-import { createResource, crudkit, type DatabaseOptions, MemoryStorage, withId } from "crudkit";
-import { audit, upload } from "crudkit/plugins";
+import { createResource, crudkit, type DatabaseOptions, MemoryStorage, withId } from "crudkit-api";
+import { audit, upload } from "crudkit-api/plugins";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { forEachDialect, servedPerDialect } from "./dialects.ts";

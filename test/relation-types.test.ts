@@ -3,9 +3,9 @@
 // as their file record; the same for the client and app.api. Only compiled, never run against a
 // server.
 
-import { createResource, crudkit, fileRef, references, withId } from "crudkit";
-import { createClient } from "crudkit/client";
-import { upload } from "crudkit/plugins";
+import { createResource, crudkit, fileRef, references, withId } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
+import { upload } from "crudkit-api/plugins";
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 

@@ -14,10 +14,10 @@ import {
   ownedBy,
   references,
   withId,
-} from "crudkit";
-import { createClient } from "crudkit/client";
-import { serve } from "crudkit/node";
-import { audit, cache } from "crudkit/plugins";
+} from "crudkit-api";
+import { createClient } from "crudkit-api/client";
+import { serve } from "crudkit-api/node";
+import { audit, cache } from "crudkit-api/plugins";
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";

@@ -2,9 +2,9 @@
 // and MariaDB, over HTTP, through app.api and through the client: each sees and changes only her
 // own orders, another's order is a missing id, and the admin-only `cost` never reaches them.
 
-import { apiKey, createResource, crudkit, type DatabaseOptions, ownedBy, withId } from "crudkit";
-import { createClient } from "crudkit/client";
-import { cache, redisStore } from "crudkit/plugins";
+import { apiKey, createResource, crudkit, type DatabaseOptions, ownedBy, withId } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
+import { cache, redisStore } from "crudkit-api/plugins";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";

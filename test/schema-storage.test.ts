@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { ConfigError, createResource, crudkit, ownedBy, withId } from "crudkit";
+import { ConfigError, createResource, crudkit, ownedBy, withId } from "crudkit-api";
 import { Kysely, SqliteDialect } from "kysely";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";

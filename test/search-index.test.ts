@@ -3,8 +3,8 @@
 // writes keep the index in step in their own transaction; migrations create, fill, rebuild and
 // drop it; a PostgreSQL role that may not create pg_trgm gets a clear message.
 
-import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
-import { createClient } from "crudkit/client";
+import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
 import { type Kysely, type SqlBool, sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";

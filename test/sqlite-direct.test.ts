@@ -3,7 +3,7 @@
 // than run inside it: a rollback there must not take their writes along, nor may they read its
 // uncommitted rows.
 
-import { createResource, crudkit, withId } from "crudkit";
+import { createResource, crudkit, withId } from "crudkit-api";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { tempDatabaseUrl } from "./helpers.ts";

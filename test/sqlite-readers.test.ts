@@ -2,8 +2,8 @@
 // while a slow list runs is answered first; with `readers: 0` it waits, as it did before. Writes
 // are seen by the next list at once, and the option is checked.
 
-import { createResource, crudkit } from "crudkit";
-import { serve } from "crudkit/node";
+import { createResource, crudkit } from "crudkit-api";
+import { serve } from "crudkit-api/node";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";

@@ -2,7 +2,7 @@
 // server and the request answers 503 STATEMENT_TIMEOUT at once, never a hang; the next request on
 // the same pool works.
 
-import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
+import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit-api";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";

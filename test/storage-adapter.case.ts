@@ -1,7 +1,7 @@
 // One conformance suite for every StorageAdapter: what each must do, checked the same way.
 
 import { createHash } from "node:crypto";
-import type { StorageAdapter } from "crudkit";
+import type { StorageAdapter } from "crudkit-api";
 import { describe, expect, it } from "vitest";
 import { randomBytesFor as bytes } from "./helpers.ts";
 

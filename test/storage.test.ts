@@ -4,8 +4,8 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LocalStorage, MemoryStorage } from "crudkit";
-import { S3Storage } from "crudkit/storage/s3";
+import { LocalStorage, MemoryStorage } from "crudkit-api";
+import { S3Storage } from "crudkit-api/storage/s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startS3 } from "./s3-server.ts";
 import { storageAdapterCase } from "./storage-adapter.case.ts";

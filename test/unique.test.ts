@@ -2,8 +2,8 @@
 // the field(s), from HTTP, app.api and the client, on create and update; indexed text still
 // searches ignoring case and filters exactly.
 
-import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
-import { createClient } from "crudkit/client";
+import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";

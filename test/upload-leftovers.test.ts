@@ -4,9 +4,9 @@
 
 import { readdirSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import { crudkit } from "crudkit";
-import { type RunningServer, serve } from "crudkit/node";
-import { upload } from "crudkit/plugins";
+import { crudkit } from "crudkit-api";
+import { type RunningServer, serve } from "crudkit-api/node";
+import { upload } from "crudkit-api/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomBytesFor, tempDatabaseUrl, tempUploadDirs } from "./helpers.ts";
 

@@ -14,11 +14,11 @@ import {
   type DatabaseOptions,
   LocalStorage,
   type StorageAdapter,
-} from "crudkit";
-import { createClient } from "crudkit/client";
-import { type RunningServer, serve } from "crudkit/node";
-import { type UploadedFileRecord, upload } from "crudkit/plugins";
-import { S3Storage } from "crudkit/storage/s3";
+} from "crudkit-api";
+import { createClient } from "crudkit-api/client";
+import { type RunningServer, serve } from "crudkit-api/node";
+import { type UploadedFileRecord, upload } from "crudkit-api/plugins";
+import { S3Storage } from "crudkit-api/storage/s3";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { forEachDialect } from "./dialects.ts";
 import { call } from "./helpers.ts";

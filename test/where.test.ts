@@ -1,7 +1,7 @@
 // The filter language on SQLite, PostgreSQL and MariaDB: every operator on every field type,
 // and/or/not, values read from text, and hostile filters refused with a 400 that names them.
 
-import { APIError, createResource, crudkit, type DatabaseOptions, withId } from "crudkit";
+import { APIError, createResource, crudkit, type DatabaseOptions, withId } from "crudkit-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { dialectProfile } from "../src/db/dialect.ts";

@@ -61,11 +61,11 @@ function jitiFor(path: string) {
   const src = resolve(here, "../..");
   return createJiti(path, {
     alias: {
-      "crudkit/client": resolve(src, "client/index.ts"),
-      "crudkit/node": resolve(src, "node/index.ts"),
-      "crudkit/plugins": resolve(src, "plugins/index.ts"),
-      "crudkit/storage/s3": resolve(src, "storage/s3/index.ts"),
-      crudkit: resolve(src, "index.ts"),
+      "crudkit-api/client": resolve(src, "client/index.ts"),
+      "crudkit-api/node": resolve(src, "node/index.ts"),
+      "crudkit-api/plugins": resolve(src, "plugins/index.ts"),
+      "crudkit-api/storage/s3": resolve(src, "storage/s3/index.ts"),
+      "crudkit-api": resolve(src, "index.ts"),
     },
   });
 }

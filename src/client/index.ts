@@ -1,4 +1,4 @@
-// crudkit/client: a typed client for a crudkit API, inferred from the server's type.
+// crudkit-api/client: a typed client for a crudkit API, inferred from the server's type.
 
 export { createClient } from "./client.ts";
 export type {

@@ -1,4 +1,4 @@
-// crudkit/node: serving a crudkit app on Node.
+// crudkit-api/node: serving a crudkit app on Node.
 
 export { toExpressHandler } from "./express.ts";
 export { crudkitFastify } from "./fastify.ts";

@@ -1,4 +1,4 @@
-// crudkit/plugins: the server plugins.
+// crudkit-api/plugins: the server plugins.
 
 export { type ApiKeyOptions, apiKey } from "./api-key/api-key.ts";
 export { type AuditedOperation, type AuditOptions, audit } from "./audit/audit.ts";
