@@ -76,7 +76,7 @@ forEachDialect((dialect) => {
     expect(generated.code, generated.stderr).toBe(0);
     const files = readdirSync(join(dir, "migrations"));
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatch(/^\d{8}_\d{9}_[0-9a-f]{4}\.sql$/);
+    expect(files[0]).toMatch(/^\d{8}_\d{9}_[0-9a-f]{4}_create_table_product\.sql$/);
     const sqlText = readFileSync(join(dir, "migrations", files[0]!), "utf8");
     expect(sqlText).toMatch(/create table [`"]product[`"]/);
     expect(sqlText).toMatch(/create index [`"]product_createdAt_id_idx[`"]/);
@@ -93,7 +93,8 @@ forEachDialect((dialect) => {
     const migrated = run(dir, "migrate");
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stdout).toMatch(/create table [`"]product[`"]/);
-    expect(migrated.stdout).toMatch(/applied migration \d{8}_\d{9}_[0-9a-f]{4}: \d step/);
+    expect(migrated.stdout).toMatch(/applied \d{8}_\d{9}_[0-9a-f]{4}_create_table_product: \d+ statement/);
+    expect(migrated.stdout).toContain("no drift: the database matches the resources");
     expect(await inspect(database)).toEqual({
       crudkit_migrations: ["applied_at", "checksum", "name", "tables"],
       product: ["createdAt", "id", "name", "price", "updatedAt"],
@@ -102,7 +103,9 @@ forEachDialect((dialect) => {
 
     const again = run(dir, "migrate");
     expect(again.code).toBe(0);
-    expect(again.stdout.trim()).toBe("nothing to migrate: the database matches the schema");
+    expect(again.stdout.trim()).toBe(
+      "no pending migration files\nno drift: the database matches the resources",
+    );
     expect(run(dir, "generate").stdout.trim()).toBe("nothing to generate: the database matches the schema");
   });
 
@@ -121,18 +124,18 @@ forEachDialect((dialect) => {
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatch(/^alter table [`"]product[`"] add column [`"]colour[`"] (long)?text;$/);
 
-    const dry = run(dir, "migrate", "--dry-run");
+    const dry = run(dir, "migrate", "--dir", "next", "--dry-run");
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain("dry run: nothing was applied");
     expect((await inspect(database)).product).not.toContain("colour");
 
-    expect(run(dir, "migrate").code).toBe(0);
+    expect(run(dir, "migrate", "--dir", "next").code).toBe(0);
     expect((await inspect(database)).product).toContain("colour");
   });
 
   it("a removed field is refused without --allow-destructive, and dropped with it", async () => {
     writeConfig(dir, database, `name: z.string().min(1), colour: z.string().optional()`);
-    const refused = run(dir, "migrate");
+    const refused = run(dir, "migrate", "--push");
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("Refused: 1 destructive change(s) would lose data");
     expect(refused.stderr).toContain("product.price");
@@ -142,10 +145,12 @@ forEachDialect((dialect) => {
     const generated = run(dir, "generate", "--out", "destructive");
     expect(generated.stdout).toContain("destructive step(s) are commented out");
 
-    const allowed = run(dir, "migrate", "--allow-destructive");
+    const allowed = run(dir, "migrate", "--push", "--allow-destructive");
     expect(allowed.code, allowed.stderr).toBe(0);
     expect((await inspect(database)).product).toEqual(["colour", "createdAt", "id", "name", "updatedAt"]);
-    expect(run(dir, "migrate").stdout.trim()).toBe("nothing to migrate: the database matches the schema");
+    expect(run(dir, "migrate", "--push").stdout.trim()).toBe(
+      "nothing to migrate: the database matches the schema",
+    );
   });
 
   it("a required field with a default is added to rows that exist, with that default", async () => {
@@ -157,7 +162,7 @@ forEachDialect((dialect) => {
       database,
       `name: z.string().min(1), colour: z.string().optional(), status: z.enum(["draft", "live"]).default("draft")`,
     );
-    const migrated = run(dir, "migrate");
+    const migrated = run(dir, "migrate", "--push");
     expect(migrated.code, migrated.stderr).toBe(0);
     const check = crudkit({ database: database as never, resources: [] });
     const rows = await check.db.selectFrom("product").select(["id", "status"]).execute();
@@ -174,7 +179,7 @@ forEachDialect((dialect) => {
       .values({ ...copy, name: "Old", status: "draft" })
       .execute();
     writeConfig(dir, database, fields, "crudkit.config.ts", `, unique: ["name"], indexes: ["status"]`);
-    const refused = run(dir, "migrate");
+    const refused = run(dir, "migrate", "--push");
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Cannot make name unique on "product": some rows already share a value');
     expect(await indexes(database)).not.toContain("product_name_uniq");
@@ -189,14 +194,16 @@ forEachDialect((dialect) => {
       /create unique index [`"]product_name_uniq[`"] on [`"]product[`"] \([`"]name[`"]\)/,
     );
     expect(sqlText).toMatch(/create index [`"]product_status_id_idx[`"]/);
-    expect(run(dir, "migrate").code).toBe(0);
+    expect(run(dir, "migrate", "--push").code).toBe(0);
     expect(await indexes(database)).toEqual(
       expect.arrayContaining(["product_name_uniq", "product_status_id_idx"]),
     );
-    expect(run(dir, "migrate").stdout.trim()).toBe("nothing to migrate: the database matches the schema");
+    expect(run(dir, "migrate", "--push").stdout.trim()).toBe(
+      "nothing to migrate: the database matches the schema",
+    );
 
     writeConfig(dir, database, fields);
-    const dropped = run(dir, "migrate");
+    const dropped = run(dir, "migrate", "--push");
     expect(dropped.code, dropped.stderr).toBe(0);
     expect(dropped.stdout).toContain("drop index product_name_uniq");
     const left = await indexes(database);
@@ -225,7 +232,7 @@ forEachDialect((dialect) => {
     const database = (await dialect.fresh()) as { provider: string; url: string };
     const dir = project();
     writeBlogConfig(dir, database, "z.string()");
-    expect(run(dir, "migrate").code).toBe(0);
+    expect(run(dir, "migrate", "--push").code).toBe(0);
     const app = crudkit({ database: database as never, resources: [] });
     const stamp = dialect.name === "sqlite" ? "2026-01-01T00:00:00.000Z" : new Date("2026-01-01T00:00:00Z");
     const at = { createdAt: stamp, updatedAt: stamp };
@@ -243,7 +250,7 @@ forEachDialect((dialect) => {
       .execute();
 
     writeBlogConfig(dir, database, `references("author", { onDelete: "cascade" })`);
-    const refused = run(dir, "migrate");
+    const refused = run(dir, "migrate", "--push");
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
       'Cannot add the reference post.authorId → author: in 1 row(s) of "post", authorId names no existing "author".',
@@ -257,9 +264,11 @@ forEachDialect((dialect) => {
     expect(text).toMatch(
       /foreign key \([`"]authorId[`"]\) references [`"]author[`"] \([`"]id[`"]\) on delete cascade/,
     );
-    const migrated = run(dir, "migrate");
+    const migrated = run(dir, "migrate", "--push");
     expect(migrated.code, migrated.stderr).toBe(0);
-    expect(run(dir, "migrate").stdout.trim()).toBe("nothing to migrate: the database matches the schema");
+    expect(run(dir, "migrate", "--push").stdout.trim()).toBe(
+      "nothing to migrate: the database matches the schema",
+    );
     // The rows survived (SQLite rebuilt the table), and the key now holds.
     expect(await app.db.selectFrom("post").select(["id", "authorId"]).execute()).toEqual([
       { id: "p1", authorId: "ann" },
@@ -272,15 +281,78 @@ forEachDialect((dialect) => {
     ).rejects.toThrow();
 
     writeBlogConfig(dir, database, "z.string()");
-    const dropped = run(dir, "migrate");
+    const dropped = run(dir, "migrate", "--push");
     expect(dropped.code, dropped.stderr).toBe(0);
     expect(dropped.stdout).toMatch(/drop foreign key post\.authorId|drop the reference of post\.authorId/);
-    expect(run(dir, "migrate").stdout.trim()).toBe("nothing to migrate: the database matches the schema");
+    expect(run(dir, "migrate", "--push").stdout.trim()).toBe(
+      "nothing to migrate: the database matches the schema",
+    );
     await app.db
       .insertInto("post")
       .values({ id: "p4", title: "free", authorId: "nobody", ...at })
       .execute();
     await app.close();
+  });
+});
+
+forEachDialect((dialect) => {
+  it("review then apply: migrate applies the edited file, refuses once an applied file changes, and --check catches drift", async () => {
+    const database = (await dialect.fresh()) as { provider: string; url: string };
+    const dir = project();
+    writeConfig(dir, database, `name: z.string().min(1), price: z.number().min(0)`);
+    expect(run(dir, "generate").code).toBe(0);
+    const [file] = readdirSync(join(dir, "migrations"));
+    expect(file).toMatch(/^\d{8}_\d{9}_[0-9a-f]{4}_create_table_product\.sql$/);
+    const path = join(dir, "migrations", file!);
+    const generated = readFileSync(path, "utf8");
+    expect(generated).toMatch(/^-- checksum as generated: [0-9a-f]{64}$/m);
+    // The review: price gets a default the schema does not have.
+    const edited = generated.replace(/([`"]price[`"] [a-z ]+?) not null/, "$1 default 7 not null");
+    expect(edited).not.toBe(generated);
+    writeFileSync(path, edited);
+    const status = run(dir, "status");
+    expect(status.stdout).toContain(`pending  ${file!.slice(0, -4)}`);
+    const applied = run(dir, "migrate");
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stdout).toContain(`applied ${file!.slice(0, -4)}`);
+    expect(applied.stdout).toContain("no drift: the database matches the resources");
+    const app = crudkit({ database: database as never, resources: [] });
+    const stamp = dialect.name === "sqlite" ? "2026-01-01T00:00:00.000Z" : new Date("2026-01-01T00:00:00Z");
+    await app.db
+      .insertInto("product")
+      .values({ id: "p", name: "n", createdAt: stamp, updatedAt: stamp })
+      .execute();
+    expect(Number((await app.db.selectFrom("product").select("price").executeTakeFirst())?.price)).toBe(7);
+    await app.close();
+    expect(run(dir, "migrate").stdout).toContain("no pending migration files");
+
+    // Changing a file once applied stops migrate, until it is put back.
+    writeFileSync(path, edited.replace("default 7", "default 8"));
+    const refused = run(dir, "migrate");
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain(`Refused: ${file!.slice(0, -4)} changed after it was applied`);
+    expect(run(dir, "status").stdout).toContain("(CHANGED since applied)");
+    writeFileSync(path, `${edited}\n-- a comment changes nothing\n`);
+    expect(run(dir, "migrate").code).toBe(0);
+
+    // A new field without a migration is drift: reported, and with --check a failure.
+    writeConfig(
+      dir,
+      database,
+      `name: z.string().min(1), price: z.number().min(0), colour: z.string().optional()`,
+    );
+    const drift = run(dir, "migrate", "--check");
+    expect(drift.code).toBe(4);
+    expect(drift.stdout).toContain("drift: the database differs from the resources in 1 step(s):");
+    expect(drift.stdout).toContain("add column product.colour");
+    expect(run(dir, "status").stdout).toContain("add column product.colour");
+    expect(run(dir, "generate").code).toBe(0);
+    expect(readdirSync(join(dir, "migrations"))).toHaveLength(2);
+    const next = run(dir, "migrate", "--check");
+    expect(next.code, next.stdout + next.stderr).toBe(0);
+    expect(next.stdout).toMatch(/applied \d{8}_\d{9}_[0-9a-f]{4}_add_column_product_colour: 1 statement/);
+    const version = run(dir, "--version");
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 });
 

@@ -4,9 +4,15 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isConnectionError } from "../db/connection-errors.ts";
-import { applyPlan } from "../db/migrations/apply.ts";
+import { applyMigration, applyPlan } from "../db/migrations/apply.ts";
+import {
+  type MigrationFile,
+  readMigrationFiles,
+  renderMigrationFile,
+  slugOf,
+} from "../db/migrations/files.ts";
 import { type MigrationPlan, planMigration } from "../db/migrations/plan.ts";
-import { migrationName } from "../db/migrations/record.ts";
+import { migrationName, readApplied } from "../db/migrations/record.ts";
 import { CliError, type LoadedApp, loadConfig } from "./load-config.ts";
 
 export interface GenerateOptions {
@@ -18,6 +24,12 @@ export interface MigrateOptions {
   config?: string;
   dryRun?: boolean;
   allowDestructive?: boolean;
+  /** Where `generate` writes and `migrate` reads migration files. @default "migrations" */
+  dir?: string;
+  /** Plan from the live database and apply, whatever files there are (development). */
+  push?: boolean;
+  /** Exit non-zero when the database still differs from the resources afterwards. */
+  check?: boolean;
 }
 
 export interface GcOptions {
@@ -36,11 +48,11 @@ export async function generate(options: GenerateOptions, print: Print): Promise<
       print("nothing to generate: the database matches the schema");
       return;
     }
-    const name = migrationName();
+    const name = `${migrationName()}_${slugOf(plan)}`;
     const dir = resolve(options.out);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${name}.sql`);
-    writeFileSync(file, renderSql(plan, name));
+    writeFileSync(file, renderMigrationFile(plan, name));
     print(`wrote ${file} (${plan.steps.length} step${plan.steps.length === 1 ? "" : "s"})`);
     for (const step of plan.steps) print(`  ${step.destructive ? "destructive: " : ""}${step.description}`);
     const destructive = plan.steps.filter((s) => s.destructive).length;
@@ -50,6 +62,8 @@ export async function generate(options: GenerateOptions, print: Print): Promise<
 }
 
 export async function migrate(options: MigrateOptions, print: Print): Promise<void> {
+  const files = options.push ? [] : readMigrationFiles(resolve(options.dir ?? "migrations"));
+  if (files.length > 0) return applyFiles(files, options, print);
   await withApp(options.config, async ({ internals }) => {
     const plan = await plan_(internals);
     if (plan.steps.length === 0) {
@@ -113,6 +127,81 @@ export function parseDuration(text: string): number {
   return Number(match[1]) * UNITS[match[2]!]!;
 }
 
+/**
+ * `migrate` with migration files: each pending one applied as reviewed, in order; an applied one
+ * that has changed since stops everything; then the drift left between database and resources.
+ */
+async function applyFiles(files: MigrationFile[], options: MigrateOptions, print: Print): Promise<void> {
+  await withApp(options.config, async ({ internals }) => {
+    const applied = await readApplied(internals.database);
+    refuseChanged(files, applied);
+    const pending = files.filter((f) => !applied.has(f.name));
+    for (const file of pending) {
+      print(`-- ${file.name}`);
+      for (const statement of file.statements) print(`${statement};`);
+    }
+    if (options.dryRun) {
+      print(`dry run: nothing was applied (${pending.length} pending migration file(s))`);
+      return;
+    }
+    for (const file of pending) {
+      await applyMigration(internals.database, {
+        name: file.name,
+        statements: file.statements,
+        tables: file.tables ?? internals.tables.map((t) => t.name),
+      });
+      print(`applied ${file.name}: ${file.statements.length} statement(s)`);
+    }
+    if (pending.length === 0) print("no pending migration files");
+    await reportDrift(internals, options.check === true, print);
+  });
+}
+
+/** An applied migration whose file has changed since: nothing more is applied until it is put back. */
+function refuseChanged(files: readonly MigrationFile[], applied: ReadonlyMap<string, string>): void {
+  const changed = files.filter((f) => applied.has(f.name) && applied.get(f.name) !== f.checksum);
+  if (changed.length > 0)
+    throw new CliError(
+      `Refused: ${changed.map((f) => f.name).join(", ")} changed after it was applied (its checksum differs from the one recorded). ` +
+        "Put the applied file back as it was, and make further changes in a new migration (crudkit generate).",
+      3,
+    );
+}
+
+/** What still differs between the database and the resources, after the files. */
+async function reportDrift(internals: LoadedApp["internals"], check: boolean, print: Print): Promise<void> {
+  const plan = await plan_(internals);
+  if (plan.steps.length === 0) {
+    print("no drift: the database matches the resources");
+    return;
+  }
+  print(`drift: the database differs from the resources in ${plan.steps.length} step(s):`);
+  for (const step of plan.steps) print(`  ${step.destructive ? "destructive: " : ""}${step.description}`);
+  print("Run crudkit generate to write a migration for them (or crudkit migrate --push while developing).");
+  if (check) throw new CliError("--check: the database has drifted from the resources.", 4);
+}
+
+/** `crudkit status`: the migrations applied, the files pending, and any drift. */
+export async function status(options: { config?: string; dir?: string }, print: Print): Promise<void> {
+  const files = readMigrationFiles(resolve(options.dir ?? "migrations"));
+  await withApp(options.config, async ({ internals }) => {
+    const applied = await readApplied(internals.database);
+    const byName = new Map(files.map((f) => [f.name, f]));
+    for (const [name, checksum] of applied) {
+      const file = byName.get(name);
+      const note = !file
+        ? "(no file: applied with --push or elsewhere)"
+        : file.checksum === checksum
+          ? ""
+          : "(CHANGED since applied)";
+      print(`applied  ${name} ${note}`.trimEnd());
+    }
+    for (const file of files) if (!applied.has(file.name)) print(`pending  ${file.name}`);
+    if (applied.size === 0 && files.length === 0) print("no migrations applied, no migration files");
+    await reportDrift(internals, false, print);
+  });
+}
+
 async function plan_(internals: LoadedApp["internals"]): Promise<MigrationPlan> {
   return planMigration(internals.database, internals.tables);
 }
@@ -141,21 +230,4 @@ async function withApp(
   } finally {
     await loaded.app.close().catch(() => {});
   }
-}
-
-function renderSql(plan: MigrationPlan, name: string): string {
-  const lines = [
-    `-- crudkit migration ${name} (${plan.dialect})`,
-    "-- Review, then apply with your tools or with `crudkit migrate`.",
-    "",
-  ];
-  for (const step of plan.steps) {
-    lines.push(
-      `-- ${step.destructive ? "DESTRUCTIVE (commented out, loses data): " : ""}${step.description}`,
-    );
-    for (const statement of step.statements)
-      lines.push(step.destructive ? `-- ${statement};` : `${statement};`);
-    lines.push("");
-  }
-  return lines.join("\n");
 }

@@ -1,12 +1,14 @@
 // The `crudkit` command line: generate, migrate and gc.
 
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { gc, generate, migrate } from "./commands.ts";
+import { gc, generate, migrate, status } from "./commands.ts";
 import { CliError } from "./load-config.ts";
 
 const program = new Command()
   .name("crudkit")
   .description("Schema migrations for a crudkit app: the config (crudkit.config.ts) exports the app.")
+  .version(packageVersion(), "-v, --version")
   .exitOverride()
   .showHelpAfterError();
 
@@ -21,16 +23,37 @@ program
 
 program
   .command("migrate")
-  .description("Apply the changes that bring the database to the app's schema, printing each statement.")
+  .description(
+    "Apply the pending migration files in order (as reviewed), then report drift; without files, apply the changes that bring the database to the app's schema.",
+  )
   .option("--config <path>", "the config file (default: crudkit.config.{ts,mts,js,mjs} in this directory)")
+  .option("--dir <dir>", "where the migration files are", "migrations")
+  .option("--push", "ignore migration files: plan from the live database and apply (development)")
+  .option("--check", "exit 4 when the database still differs from the resources (for CI)")
   .option("--dry-run", "print the statements without applying them")
   .option(
     "--allow-destructive",
-    "also apply changes that lose data (drop table or column, type change, NOT NULL)",
+    "with --push or without files: also apply changes that lose data (drop table or column, type change, NOT NULL)",
   )
-  .action((options: { config?: string; dryRun?: boolean; allowDestructive?: boolean }) =>
-    migrate(options, console.log),
+  .action(
+    (options: {
+      config?: string;
+      dir?: string;
+      push?: boolean;
+      check?: boolean;
+      dryRun?: boolean;
+      allowDestructive?: boolean;
+    }) => migrate(options, console.log),
   );
+
+program
+  .command("status")
+  .description(
+    "List the migrations applied, the files pending, and any drift between database and resources.",
+  )
+  .option("--config <path>", "the config file (default: crudkit.config.{ts,mts,js,mjs} in this directory)")
+  .option("--dir <dir>", "where the migration files are", "migrations")
+  .action((options: { config?: string; dir?: string }) => status(options, console.log));
 
 program
   .command("gc")
@@ -54,4 +77,13 @@ try {
     console.error(`crudkit: ${(error as Error)?.message ?? String(error)}`);
     process.exitCode = 1;
   }
+}
+
+function packageVersion(): string {
+  for (const path of ["../../package.json", "../package.json"]) {
+    try {
+      return JSON.parse(readFileSync(new URL(path, import.meta.url), "utf8")).version;
+    } catch {}
+  }
+  return "unknown";
 }

@@ -14,12 +14,20 @@ export async function applyPlan(
   name = migrationName(),
 ): Promise<void> {
   if (steps.length === 0) return;
-  const statements = steps.flatMap((s) => s.statements);
+  await applyMigration(db, { name, statements: steps.flatMap((s) => s.statements), tables: plan.tables });
+}
+
+/** Applies statements and records them under `name` (a plan, or a migration file as reviewed). */
+export async function applyMigration(
+  db: Database,
+  migration: { name: string; statements: readonly string[]; tables: readonly string[] },
+): Promise<void> {
+  const { name, statements, tables } = migration;
   const live = await readLiveSchema(db);
   const run = async (executor: Kysely<any>) => {
     await ensureMigrationsTable(db, executor, live);
     for (const statement of statements) await sql.raw(statement).execute(executor);
-    await recordMigration(db, executor, { name, statements, tables: plan.tables });
+    await recordMigration(db, executor, { name, statements: [...statements], tables: [...tables] });
   };
   // Building an index on a big table may take longer than requests may: no statement timeout here.
   const untimed = db.profile.untimedMigration;

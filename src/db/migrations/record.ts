@@ -1,10 +1,11 @@
 // The migrations table: each applied migration's name, checksum, time, and the tables it knew.
 
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { dateToColumn } from "../column-values.ts";
 import type { Database } from "../database.ts";
 import { createTableStatements } from "./ddl.ts";
+import { checksumOf } from "./files.ts";
 import type { LiveSchema } from "./live-schema.ts";
 
 export const MIGRATIONS_TABLE = "crudkit_migrations";
@@ -33,7 +34,7 @@ export async function recordMigration(
   executor: Kysely<any>,
   migration: { name: string; statements: string[]; tables: string[] },
 ): Promise<void> {
-  const checksum = createHash("sha256").update(migration.statements.join(";\n")).digest("hex");
+  const checksum = checksumOf(migration.statements);
   const appliedAt = new Date();
   await executor
     .insertInto(MIGRATIONS_TABLE)
@@ -44,6 +45,18 @@ export async function recordMigration(
       tables: JSON.stringify(migration.tables),
     })
     .execute();
+}
+
+/** Each applied migration's checksum, by name (none before the first migration). */
+export async function readApplied(db: Database): Promise<Map<string, string>> {
+  const live = await db.kysely.introspection.getTables();
+  if (!live.some((t) => t.name === MIGRATIONS_TABLE)) return new Map();
+  const rows = await db.kysely
+    .selectFrom(MIGRATIONS_TABLE)
+    .select(["name", "checksum"])
+    .orderBy("name")
+    .execute();
+  return new Map(rows.map((r) => [String(r.name), String(r.checksum)]));
 }
 
 /** Every table any applied migration created or knew: the only tables a plan may propose to drop. */
