@@ -9,6 +9,15 @@ type Call = (
   options?: CallOptions,
 ) => Promise<ClientResult<any>>;
 
+/**
+ * A typed client for a crudkit API, inferred from the server app's type alone (`import type`).
+ * Every method resolves to `{ data, error }`; network failures land in `error` too.
+ *
+ * @example
+ * import type { app } from "./server";
+ * const client = createClient<typeof app>({ baseURL: "https://api.example.com/api", headers: { "x-api-key": key } });
+ * const { data, error } = await client.product.list({ where: { price: { gte: 10 } }, expand: ["reviews"] });
+ */
 export function createClient<App>(options: ClientOptions): Client<App> {
   const call: Call = (spec, callOptions) => send(options, spec, callOptions);
   const members: Record<string, unknown> = Object.create(null);

@@ -100,6 +100,19 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
 /** How long close() lets running requests finish before it closes the database under them. */
 const CLOSE_GRACE_MS = 10_000;
 
+/**
+ * Assembles resources and plugins into one API: `handler` serves it over HTTP (a Web-standard
+ * `(Request) => Promise<Response>`), `api` calls the same endpoints from server code.
+ *
+ * @example
+ * const app = crudkit({
+ *   database: { provider: "sqlite", url: "file:./data/app.db" },
+ *   autoMigrate: true,
+ *   resources: [product],
+ *   plugins: [apiKey({ keys: { [process.env.ADMIN_KEY!]: { id: "admin", roles: ["admin"] } } })],
+ * });
+ * await serve(app, { port: 3000 });          // or: app.handler(request), app.api.listProducts()
+ */
 export function crudkit<
   const Resources extends readonly AnyResource[],
   const Plugins extends readonly CrudkitPlugin[] = readonly [],

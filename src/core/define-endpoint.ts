@@ -35,6 +35,22 @@ export interface EndpointDefinition<Method extends string, Path extends string, 
   ): Promise<Output>;
 }
 
+/**
+ * A plugin endpoint with checked input: Standard Schema (Zod) `query` and `body`, path parameters
+ * from the path, and a typed result, which the client and `app.api` pick up.
+ *
+ * @example
+ * const stats = defineEndpoint({
+ *   method: "GET",
+ *   path: "/stats/:day",
+ *   clientMethod: "stats",
+ *   query: z.object({ limit: z.coerce.number().max(100).optional() }),
+ *   async handler(ctx) {
+ *     return { day: ctx.params.day, limit: ctx.input.query.limit ?? 10 };
+ *   },
+ * });
+ * const plugin = { id: "stats", endpoints: [stats] } satisfies CrudkitPlugin;
+ */
 export function defineEndpoint<
   const Method extends string = never,
   const Path extends string = string,

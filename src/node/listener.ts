@@ -18,7 +18,13 @@ export type NodeListener = (incoming: IncomingMessage, outgoing: ServerResponse)
 
 const MALFORMED = new APIError("BAD_REQUEST", "The request's URL or Host header is malformed.");
 
-/** A listener for `http.createServer(toNodeListener(app))`. */
+/**
+ * A Node request listener for a crudkit app (for `http.createServer`, or a framework that takes
+ * one); `serve()` adds timeouts and graceful shutdown on top.
+ *
+ * @example
+ * http.createServer(toNodeListener(app)).listen(3000);
+ */
 export function toNodeListener(app: Servable): NodeListener {
   return getRequestListener(
     (request, env) => app.handler(request, { ip: env.incoming.socket.remoteAddress }),

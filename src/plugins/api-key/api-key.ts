@@ -13,6 +13,13 @@ export interface ApiKeyOptions {
   header?: string;
 }
 
+/**
+ * Identifies callers by an API key header. Keys are compared in constant time; an unknown key
+ * answers 401, no key leaves the caller anonymous.
+ *
+ * @example
+ * apiKey({ keys: { [process.env.ADMIN_KEY!]: { id: "admin", roles: ["admin"] } }, header: "x-api-key" })
+ */
 export function apiKey(options: ApiKeyOptions) {
   const header = (options.header ?? "x-api-key").toLowerCase();
   const entries = Object.entries(options.keys);

@@ -28,6 +28,13 @@ export interface AuditOptions {
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 
+/**
+ * An audit log: an entry per create, update and delete (and upload), written in the change's own
+ * transaction, readable at `GET /audit/logs` by whom `access.read` allows.
+ *
+ * @example
+ * audit({ redact: ["password"], retentionDays: 90, access: { read: ({ user }) => user?.roles?.includes("admin") === true } })
+ */
 export function audit(options: AuditOptions = {}) {
   const operations = new Set(options.operations ?? ["create", "update", "delete"]);
   const entryOptions: EntryOptions = {

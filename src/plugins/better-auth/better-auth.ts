@@ -21,6 +21,14 @@ export interface BetterAuthOptions {
   user?: (session: BetterAuthSession) => User | null;
 }
 
+/**
+ * Identifies callers by their better-auth session (cookie or bearer), through your `auth` instance.
+ *
+ * @example
+ * import { betterAuth as createAuth } from "better-auth";
+ * const auth = createAuth({ ... });
+ * crudkit({ ..., plugins: [betterAuth({ auth })] });
+ */
 export function betterAuth(options: BetterAuthOptions) {
   const toUser = options.user ?? defaultUser;
   return {

@@ -47,6 +47,13 @@ export interface CacheStats {
 const HIT_HEADERS = { "content-type": "application/json", "x-cache": "HIT" } as const;
 const MISS_HEADERS = { "content-type": "application/json", "x-cache": "MISS" } as const;
 
+/**
+ * Caches resource reads and lists over HTTP after their access rules ran, per caller and scope;
+ * every write moves the resource's generation on. In memory, or shared in Redis.
+ *
+ * @example
+ * cache({ ttl: 60, store: redisStore(new Redis(process.env.REDIS_URL!)), access: { stats: isAdmin } })
+ */
 export function cache(options: CacheOptions = {}) {
   const store = options.store ?? memoryStore();
   const ttlMs = Math.round((options.ttl ?? 60) * 1000);

@@ -21,6 +21,13 @@ interface Entry {
   used: boolean;
 }
 
+/**
+ * A cache store in this process's memory, bounded by entries and bytes (least recently used go
+ * first). The default store of `cache()`.
+ *
+ * @example
+ * cache({ store: memoryStore({ maxEntries: 5_000, maxBytes: 32 * 1024 * 1024 }) })
+ */
 export function memoryStore(options: MemoryStoreOptions = {}): CacheStore {
   const maxEntries = options.maxEntries ?? 10_000;
   const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;

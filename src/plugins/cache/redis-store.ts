@@ -19,6 +19,13 @@ export interface RedisStoreOptions {
   prefix?: string;
 }
 
+/**
+ * A cache store in Redis (an ioredis client, or anything with the same few commands), shared by
+ * every instance of the app.
+ *
+ * @example
+ * cache({ store: redisStore(new Redis("redis://127.0.0.1:6379"), { prefix: "shop:cache:" }) })
+ */
 export function redisStore(redis: RedisLike, options: RedisStoreOptions = {}): CacheStore {
   const prefix = options.prefix ?? "crudkit:cache:";
   const generationKey = (resource: string) => `${prefix}gen:${resource}`;

@@ -39,6 +39,13 @@ export interface JwtOptions {
 
 const ASYMMETRIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
 
+/**
+ * Identifies callers by a bearer JWT, checked with a secret, a public key or a JWKS URL, and its
+ * issuer, audience and expiry; a bad token answers 401.
+ *
+ * @example
+ * jwt({ jwksUrl: "https://auth.example.com/.well-known/jwks.json", issuer: "https://auth.example.com", audience: "api" })
+ */
 export function jwt(options: JwtOptions) {
   const sources = [options.secret, options.publicKey, options.jwksUrl].filter((s) => s !== undefined);
   if (sources.length !== 1) throw new Error("jwt(): give exactly one of secret, publicKey or jwksUrl.");

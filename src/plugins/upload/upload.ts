@@ -15,6 +15,18 @@ import { uploadedFilesTable } from "./uploaded-files-table.ts";
 
 const STALE_AFTER_MS = 60 * 60 * 1000;
 
+/**
+ * File uploads: base64 JSON streamed to storage (local disk by default, S3, or your adapter),
+ * tracked in `uploaded_files`, with download, list and delete, each behind its own rule.
+ *
+ * @example
+ * upload({
+ *   storage: new S3Storage({ client: new S3Client({}), bucket: "uploads" }),
+ *   maxFileSize: 10 * 1024 * 1024,
+ *   allowedMimeTypes: ["image/*", "application/pdf"],
+ *   access: { upload: signedIn, read: signedIn, download: signedIn, delete: isAdmin, list: signedIn },
+ * })
+ */
 export function upload(options: UploadOptions = {}) {
   const track = options.trackInDatabase ?? true;
   const enabled = options.enabled ?? true;

@@ -21,6 +21,12 @@ import { removeStale, writeNewFile } from "./new-file.ts";
 /** Temporary names start with this; `removeStaleTemporaries` sweeps what a crash left. */
 const TEMPORARY_PREFIX = ".tmp-";
 
+/**
+ * Stores uploads in a directory on disk, written to a temporary name and renamed when complete.
+ *
+ * @example
+ * upload({ storage: new LocalStorage("./uploads", "/uploads") }) // directory, and the URL the host serves it under
+ */
 export class LocalStorage implements StorageAdapter {
   readonly directory: string;
   readonly #baseUrl: string | undefined;

@@ -11,6 +11,12 @@ import {
   type StoreOptions,
 } from "../storage-adapter.ts";
 
+/**
+ * Keeps uploads in memory: for tests and throwaway apps.
+ *
+ * @example
+ * upload({ storage: new MemoryStorage() })
+ */
 export class MemoryStorage implements StorageAdapter {
   readonly files = new Map<string, Uint8Array>();
 

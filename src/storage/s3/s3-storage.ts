@@ -31,6 +31,14 @@ export interface S3StorageOptions {
 
 type Commands = typeof import("@aws-sdk/client-s3");
 
+/**
+ * Stores uploads in an S3-protocol bucket (AWS S3, MinIO, R2…), streamed in parts, through the
+ * `S3Client` you pass in.
+ *
+ * @example
+ * import { S3Client } from "@aws-sdk/client-s3";
+ * upload({ storage: new S3Storage({ client: new S3Client({ region: "eu-west-1" }), bucket: "uploads", prefix: "app/" }) })
+ */
 export class S3Storage implements StorageAdapter {
   readonly #options: Required<Omit<S3StorageOptions, "baseUrl">> & { baseUrl: string | undefined };
   #commands: Promise<Commands> | undefined;
