@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import { autoMigrate } from "../db/auto-migrate.ts";
 import { type DatabaseOptions, openDatabase } from "../db/database.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
+import { buildOpenApi, type OpenApiDocument } from "../openapi/document.ts";
 import type { Operation } from "../resource/access.ts";
 import { type CanOptions, can, canRead, type Permission } from "../resource/can.ts";
 import { chainHooks } from "../resource/hooks.ts";
@@ -61,6 +62,11 @@ export interface CrudkitOptions<
   /** Where errors the caller must not see are reported. @default console.error */
   log?: Log;
   /**
+   * The OpenAPI 3.1 document at `GET <basePath>/openapi.json` (and `app.openapi()`); `false` leaves
+   * the route out. @default { title: "crudkit API", version: "1.0.0" }
+   */
+  openapi?: false | { title?: string; version?: string };
+  /**
    * Let browsers on other origins call the API: preflights answer 204, and answers carry
    * `Access-Control-Allow-Origin` for an allowed origin (and `Vary: Origin`). @default none
    * @example cors: { origin: ["https://app.example.com"], credentials: true }
@@ -89,6 +95,8 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
    * const { allowed } = await app.can("delete", "order", { user, id: order.id });
    */
   can(operation: Operation, resource: R["name"], options: CanOptions): Promise<Permission>;
+  /** The OpenAPI 3.1 document of every endpoint, built from the same list as the router. */
+  openapi(): OpenApiDocument;
   /**
    * Closes the plugins, then the database. Requests that arrive afterwards answer 503. Serving
    * hosts drain their in-flight requests first (`serve()` does). Calling it again waits for the
@@ -199,6 +207,23 @@ export function crudkit<
   );
   const rpc = rpcEndpoint(endpoints);
   if (rpc) endpoints.push(rpc);
+  let document: OpenApiDocument | undefined;
+  const openapi = () =>
+    (document ??= buildOpenApi({
+      basePath,
+      resources: options.resources,
+      relations,
+      endpoints: endpoints.filter((e) => e !== rpc),
+      securitySchemes: Object.assign({}, ...plugins.map((p) => p.securitySchemes ?? {})),
+      ...(options.openapi || {}),
+    }));
+  if (options.openapi !== false)
+    endpoints.push({
+      method: "GET",
+      path: "/openapi.json",
+      doc: { summary: "This document", tags: ["meta"], public: true, response: { type: "object" } },
+      handler: async () => openapi(),
+    });
   let closing: Promise<void> | undefined;
   const healthChecks: HealthCheck[] = [
     databaseCheck(database.kysely),
@@ -244,6 +269,7 @@ export function crudkit<
     resources: options.resources,
     plugins: plugins as Plugins,
     endpoints,
+    openapi,
     async can(operation, resource, canOptions) {
       const runtime = runtimes.get(resource);
       if (!runtime) throw new ConfigError(`app.can(): there is no resource named "${String(resource)}".`);

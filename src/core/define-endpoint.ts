@@ -1,8 +1,8 @@
 // defineEndpoint: an endpoint whose query and body are checked against Zod schemas before its
 // handler runs, with the input and output types carried to the client.
 
-import type { z } from "zod";
-import type { Endpoint, EndpointContext, HttpMethod } from "./endpoint.ts";
+import { z } from "zod";
+import type { Endpoint, EndpointContext, EndpointDoc, HttpMethod, JsonSchema } from "./endpoint.ts";
 import { APIError, type ErrorDetail } from "./errors.ts";
 
 /** `{ id: string }` for "/file/:id". */
@@ -30,6 +30,8 @@ export interface EndpointDefinition<Method extends string, Path extends string, 
   query?: Query;
   /** Schema of the JSON body. */
   body?: Body;
+  /** For the OpenAPI document; `query` and `body` are filled from the schemas when left out. */
+  doc?: EndpointDoc;
   handler(
     ctx: EndpointContext & { input: { query: OutputOf<Query>; body: OutputOf<Body> } },
   ): Promise<Output>;
@@ -63,9 +65,14 @@ export function defineEndpoint<
   /** Type carrier: the query the endpoint accepts, for `$fetch`. Never set at runtime. */
   readonly $query?: InputOf<Query>;
 } {
-  const { query, body, handler, ...rest } = definition;
+  const { query, body, handler, doc, ...rest } = definition;
   return {
     ...rest,
+    doc: {
+      ...(query && !doc?.query ? { query: queryProperties(query as z.ZodType) } : {}),
+      ...(body && !doc?.body ? { body: jsonSchemaOf(body as z.ZodType, "input") } : {}),
+      ...doc,
+    },
     async handler(ctx) {
       const input = {
         query: query ? check(query as z.ZodType, ctx.query, "query") : undefined,
@@ -90,4 +97,20 @@ function check(schema: z.ZodType, value: unknown, where: string): any {
     `Invalid ${where}: ${first.path ? `${first.path}: ` : ""}${first.message}`,
     { details },
   );
+}
+
+/** A Zod schema as JSON Schema; what JSON Schema cannot say (dates, transforms) is left open. */
+function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  try {
+    const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+    return rest;
+  } catch {
+    return {};
+  }
+}
+
+/** The query parameters of an object schema, each with its own schema. */
+function queryProperties(schema: z.ZodType): Record<string, JsonSchema> {
+  const object = jsonSchemaOf(schema, "input") as { properties?: Record<string, JsonSchema> };
+  return object.properties ?? {};
 }

@@ -53,6 +53,26 @@ export interface Endpoint<
   clientMethod?: Method;
   /** Returns the data to send as JSON, or a Response to send as is. */
   handler(ctx: EndpointContext): Promise<unknown>;
+  /** How the OpenAPI document describes it; resources' endpoints are described from the resource. */
+  doc?: EndpointDoc;
   /** Type carrier for the client; never set at runtime. */
   readonly $types?: { input: Input; output: Output };
+}
+
+/** A JSON Schema (2020-12, as OpenAPI 3.1 takes it). */
+export type JsonSchema = Record<string, unknown>;
+
+export interface EndpointDoc {
+  summary?: string;
+  tags?: readonly string[];
+  /** The resource and operation behind a generated endpoint. */
+  resource?: { name: string; operation: "create" | "read" | "update" | "delete" | "list" };
+  /** Query parameters, as `{ name: schema }`. */
+  query?: Readonly<Record<string, JsonSchema>>;
+  /** The JSON body. */
+  body?: JsonSchema;
+  /** The successful answer: a JSON schema, or `"binary"` for a file. */
+  response?: JsonSchema | "binary";
+  /** Needs no credentials (health checks). */
+  public?: boolean;
 }

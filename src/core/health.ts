@@ -25,6 +25,12 @@ export function databaseCheck(db: Kysely<any>): HealthCheck {
 }
 
 /** `log` reports a failed check server-side; the answer only says "unavailable". */
+const HEALTH = {
+  type: "object",
+  properties: { status: { type: "string", enum: ["ok", "unavailable"] }, checks: { type: "object" } },
+  required: ["status"],
+};
+
 export function healthEndpoints(
   checks: readonly HealthCheck[],
   log: (message: string, error: unknown) => void,
@@ -33,6 +39,12 @@ export function healthEndpoints(
     {
       method: "GET",
       path: "/health",
+      doc: {
+        summary: "Readiness: the database and plugin services",
+        tags: ["health"],
+        public: true,
+        response: HEALTH,
+      },
       async handler() {
         const report = await readiness(checks, log);
         return new Response(JSON.stringify(report), {
@@ -44,6 +56,7 @@ export function healthEndpoints(
     {
       method: "GET",
       path: "/health/live",
+      doc: { summary: "Liveness", tags: ["health"], public: true, response: HEALTH },
       async handler() {
         return new Response('{"status":"ok"}', { headers: UNCACHED });
       },

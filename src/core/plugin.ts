@@ -59,6 +59,8 @@ export interface CrudkitPlugin {
   close?: () => MaybePromise<void>;
   /** Keeps uploaded files owned by the records whose `fileRef` fields hold them (upload()). */
   files?: OwnedFiles;
+  /** How callers identify themselves, for the OpenAPI document (identity plugins). */
+  securitySchemes?: Readonly<Record<string, Record<string, unknown>>>;
 }
 
 /** The record, and its field, that holds a file. */

@@ -18,6 +18,11 @@ export function resourceEndpoints(rt: ResourceRuntime): Endpoint[] {
     deleteEndpoint(rt),
     listEndpoint(rt),
   ];
+  const operations = ["create", "read", "update", "delete", "list"] as const;
+  // What the OpenAPI document describes them from.
+  endpoints.forEach((e, i) => {
+    e.doc = { resource: { name: resource.name, operation: operations[i]! }, tags: [resource.name] };
+  });
   // The types name the list method with English rules (`Pluralize<Name>`); when the real
   // pluralizer disagrees (sheep → sheep), the typed name answers too.
   const typed = typeLevelPlural(resource.name);

@@ -34,6 +34,7 @@ export function apiKey(options: ApiKeyOptions) {
   }));
   return {
     id: "api-key",
+    securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: header } },
     identify(request: Request): User | null {
       const key = request.headers.get(header);
       if (key === null) return null;

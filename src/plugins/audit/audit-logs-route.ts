@@ -8,6 +8,7 @@ import type { PluginContext } from "../../core/plugin.ts";
 import { admitPluginRows, type PluginRowRule } from "../../core/plugin-access.ts";
 import { dateToColumn } from "../../db/column-values.ts";
 import { newestFirstPage } from "../../db/newest-first-page.ts";
+import { PAGE_QUERY, pageOf } from "../../openapi/document.ts";
 import { parsePage } from "../../resource/list-query.ts";
 import {
   AUDIT_LOGS,
@@ -57,6 +58,20 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
   return defineEndpoint({
     method: "GET",
     path: "/audit/logs",
+    doc: {
+      summary: "Audit entries, newest first",
+      tags: ["audit"],
+      query: {
+        ...PAGE_QUERY,
+        resource: { type: "string" },
+        operation: { type: "string" },
+        recordId: { type: "string" },
+        userId: { type: "string" },
+        from: { type: "string", format: "date-time" },
+        to: { type: "string", format: "date-time" },
+      },
+      response: pageOf({ type: "object", required: ["id", "createdAt", "resource", "operation"] }),
+    },
     query: auditQuery,
     async handler(ctx) {
       const { user, scope } = await admitPluginRows(rule, ctx, {

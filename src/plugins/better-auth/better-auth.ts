@@ -32,6 +32,9 @@ export interface BetterAuthOptions {
 export function betterAuth(options: BetterAuthOptions) {
   const toUser = options.user ?? defaultUser;
   return {
+    securitySchemes: {
+      BetterAuthSession: { type: "apiKey", in: "cookie", name: "better-auth.session_token" },
+    },
     id: "better-auth",
     async identify(request: Request): Promise<User | null> {
       const session = await options.auth.api.getSession({ headers: request.headers });

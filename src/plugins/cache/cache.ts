@@ -99,6 +99,22 @@ export function cache(options: CacheOptions = {}) {
   const statsRoute: Endpoint<never, unknown, CacheStats, "/cache/stats"> = {
     method: "GET",
     path: "/cache/stats",
+    doc: {
+      summary: "Cache hits, misses and size",
+      tags: ["cache"],
+      response: {
+        type: "object",
+        properties: {
+          store: { type: "string" },
+          hits: { type: "integer" },
+          misses: { type: "integer" },
+          errors: { type: "integer" },
+          entries: { type: ["integer", "null"] },
+          bytes: { type: ["integer", "null"] },
+        },
+        required: ["store", "hits", "misses", "errors", "entries", "bytes"],
+      },
+    },
     async handler(ctx) {
       await authorizePluginRoute(options.access?.stats, ctx, {
         plugin: "cache",

@@ -61,6 +61,7 @@ export function jwt(options: JwtOptions) {
   const toUser = options.user ?? defaultUser;
 
   return {
+    securitySchemes: { BearerJWT: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
     id: "jwt",
     async identify(request: Request): Promise<User | null> {
       const header = request.headers.get("authorization");

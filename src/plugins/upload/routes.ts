@@ -8,6 +8,7 @@ import type { PluginContext } from "../../core/plugin.ts";
 import { assertJsonBody, interrupted } from "../../core/request-body.ts";
 import { dateToColumn } from "../../db/column-values.ts";
 import { newestFirstPage } from "../../db/newest-first-page.ts";
+import { PAGE_QUERY, pageOf } from "../../openapi/document.ts";
 import type { Where } from "../../query/where.ts";
 import { compileWhere } from "../../query/where-sql.ts";
 import { runAfterCommit, runAll } from "../../resource/hooks.ts";
@@ -51,6 +52,7 @@ export interface ListFilesInput {
 }
 
 const RESOURCE = "uploaded_file";
+const FILE_SCHEMA = { $ref: "#/components/schemas/UploadedFile" };
 
 /** Newest first, filterable on the file record's fields, never sorted or searched otherwise. */
 const LIST_RULES = {
@@ -75,6 +77,21 @@ function uploadFile(state: UploadState) {
     method: "POST",
     path: "/upload/file",
     status: 201,
+    doc: {
+      summary: "Upload a file (base64 in JSON, streamed)",
+      tags: ["uploads"],
+      body: {
+        type: "object",
+        properties: {
+          file: { type: "string", contentEncoding: "base64" },
+          filename: { type: "string" },
+          mimeType: { type: "string" },
+          metadata: { type: "object" },
+        },
+        required: ["file", "filename", "mimeType"],
+      },
+      response: FILE_SCHEMA,
+    },
     clientMethod: "uploadFile",
     rawBody: true,
     async handler(ctx: EndpointContext) {
@@ -121,6 +138,7 @@ function getFile(state: UploadState) {
     method: "GET",
     path: "/upload/file/:id",
     clientMethod: "getFile",
+    doc: { summary: "A file's record", tags: ["uploads"], response: FILE_SCHEMA },
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
       const owned = await ownedRow(state, ctx, id);
@@ -135,6 +153,7 @@ function downloadFile(state: UploadState) {
   return {
     method: "GET",
     path: "/upload/download/:id",
+    doc: { summary: "Download a file (Range supported)", tags: ["uploads"], response: "binary" },
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
       const row =
@@ -159,6 +178,11 @@ function deleteFile(state: UploadState) {
     method: "DELETE",
     path: "/upload/file/:id",
     clientMethod: "deleteFile",
+    doc: {
+      summary: "Delete a file",
+      tags: ["uploads"],
+      response: { $ref: "#/components/schemas/DeleteResult" },
+    },
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
       const { user, scope } = await admitUploadRows(state.access, "delete", ctx, state.app.profile, id);
@@ -204,6 +228,12 @@ function listFiles(state: UploadState) {
     method: "GET",
     path: "/upload/files",
     clientMethod: "listFiles",
+    doc: {
+      summary: "List files, newest first",
+      tags: ["uploads"],
+      query: { ...PAGE_QUERY, mimeType: { type: "string" } },
+      response: pageOf(FILE_SCHEMA),
+    },
     async handler(ctx: EndpointContext) {
       const { scope } = await admitUploadRows(state.access, "list", ctx, state.app.profile);
       requireTable(state, "list");
