@@ -104,6 +104,8 @@ export function createExampleApp(options: ExampleOptions) {
     database: options.database,
     autoMigrate: true,
     resources: [product, order, review],
+    // The API reference at /api/docs, from the OpenAPI document at /api/openapi.json.
+    docs: true,
     plugins: [
       apiKey({
         keys: {

@@ -17,6 +17,7 @@ import type { AnyResource } from "../resource/types.ts";
 import type { ResourceApi } from "./api-types.ts";
 import type { ContextDeps } from "./context.ts";
 import { type CorsOptions, createCors } from "./cors.ts";
+import { docsEndpoints } from "./docs-page.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { APIError, ConfigError } from "./errors.ts";
 import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
@@ -66,6 +67,11 @@ export interface CrudkitOptions<
    * the route out. @default { title: "crudkit API", version: "1.0.0" }
    */
   openapi?: false | { title?: string; version?: string };
+  /**
+   * An API reference page at `GET <basePath>/docs`, made by Scalar from the OpenAPI document and
+   * served from the `@scalar/api-reference` package (install it; no CDN). @default false
+   */
+  docs?: boolean;
   /**
    * Let browsers on other origins call the API: preflights answer 204, and answers carry
    * `Access-Control-Allow-Origin` for an allowed origin (and `Vary: Origin`). @default none
@@ -217,6 +223,11 @@ export function crudkit<
       securitySchemes: Object.assign({}, ...plugins.map((p) => p.securitySchemes ?? {})),
       ...(options.openapi || {}),
     }));
+  if (options.docs) {
+    if (options.openapi === false)
+      throw new ConfigError("docs: true shows the OpenAPI document; openapi cannot be false.");
+    endpoints.push(...docsEndpoints(basePath));
+  }
   if (options.openapi !== false)
     endpoints.push({
       method: "GET",

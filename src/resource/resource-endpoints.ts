@@ -29,7 +29,12 @@ export function resourceEndpoints(rt: ResourceRuntime): Endpoint[] {
   if (typed !== resource.plural) endpoints[4]!.operationAliases = [`list${capitalize(typed)}`];
   // GET /<name> lists too: the client reaches the list without a pluralizer of its own.
   if (resource.plural !== resource.name) {
-    endpoints.push({ ...listEndpoint(rt), path: `/${resource.name}`, operationName: undefined });
+    endpoints.push({
+      ...listEndpoint(rt),
+      path: `/${resource.name}`,
+      operationName: undefined,
+      doc: { resource: { name: resource.name, operation: "list" }, tags: [resource.name] },
+    });
   }
   return endpoints;
 }

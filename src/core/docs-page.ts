@@ -1,0 +1,87 @@
+// The API reference page: Scalar's standalone bundle, served from its npm package (no CDN), reading
+// the app's own OpenAPI document. Opt-in (`crudkit({ docs: true })`), since the bundle is an
+// optional dependency of several megabytes.
+
+import { createReadStream, existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { Readable } from "node:stream";
+import type { Endpoint } from "./endpoint.ts";
+import { ConfigError } from "./errors.ts";
+
+const PACKAGE = "@scalar/api-reference";
+
+/** The page's own scripts only; Scalar styles itself inline, and calls nothing but this API. */
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+
+/** `GET <basePath>/docs` and the script it loads, `GET <basePath>/docs/scalar.js`. */
+export function docsEndpoints(basePath: string, from = import.meta.url): Endpoint[] {
+  const script = standaloneBundle(from);
+  // Scalar reads its configuration from this element; no inline script runs (see CSP).
+  const configuration = JSON.stringify({ withDefaultFonts: false, hideClientButton: true }).replace(
+    /'/g,
+    "&#39;",
+  );
+  const html = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>API reference</title>
+  </head>
+  <body>
+    <script id="api-reference" data-url="${basePath}/openapi.json" data-configuration='${configuration}'></script>
+    <script src="${basePath}/docs/scalar.js"></script>
+  </body>
+</html>
+`;
+  return [
+    {
+      method: "GET",
+      path: "/docs",
+      doc: {
+        summary: "The API reference page (HTML)",
+        tags: ["meta"],
+        public: true,
+        response: { type: "string" },
+      },
+      handler: async () =>
+        new Response(html, {
+          headers: {
+            "content-type": "text/html; charset=utf-8",
+            "content-security-policy": CSP,
+            "x-content-type-options": "nosniff",
+          },
+        }),
+    },
+    {
+      method: "GET",
+      path: "/docs/scalar.js",
+      doc: { summary: "The reference page's script", tags: ["meta"], public: true, response: "binary" },
+      handler: async () =>
+        new Response(Readable.toWeb(createReadStream(script)) as ReadableStream, {
+          headers: {
+            "content-type": "text/javascript; charset=utf-8",
+            "cache-control": "public, max-age=86400",
+            "x-content-type-options": "nosniff",
+          },
+        }),
+    },
+  ];
+}
+
+function standaloneBundle(from: string): string {
+  let entry: string;
+  try {
+    entry = createRequire(from).resolve(PACKAGE);
+  } catch {
+    throw new ConfigError(`docs: true serves the reference page from ${PACKAGE}: npm install ${PACKAGE}`);
+  }
+  // The package exports no path to its browser bundle; it sits beside its entry, under dist/.
+  let dir = dirname(entry);
+  while (!existsSync(join(dir, "browser", "standalone.js")) && dirname(dir) !== dir) dir = dirname(dir);
+  const bundle = join(dir, "browser", "standalone.js");
+  if (!existsSync(bundle)) throw new ConfigError(`docs: ${PACKAGE} has no browser/standalone.js; update it.`);
+  return bundle;
+}
