@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
+import { checkContract } from "./contract.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -47,7 +48,11 @@ export async function call(
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  return readResponse(await app.handler(new Request(`http://localhost${path}`, { method, headers, body })));
+  const res = await readResponse(
+    await app.handler(new Request(`http://localhost${path}`, { method, headers, body })),
+  );
+  checkContract(app, method, path, res);
+  return res;
 }
 
 /** A response's status, headers and text, and its body parsed when it is JSON. */

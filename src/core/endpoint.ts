@@ -75,4 +75,6 @@ export interface EndpointDoc {
   response?: JsonSchema | "binary";
   /** Needs no credentials (health checks). */
   public?: boolean;
+  /** Answers of other statuses that are not the error body: `{ 503: healthSchema }`. */
+  otherAnswers?: Readonly<Record<number, JsonSchema>>;
 }

@@ -44,6 +44,7 @@ export function healthEndpoints(
         tags: ["health"],
         public: true,
         response: HEALTH,
+        otherAnswers: { 503: HEALTH },
       },
       async handler() {
         const report = await readiness(checks, log);

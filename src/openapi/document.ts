@@ -298,7 +298,15 @@ function pluginOperation(endpoint: Endpoint, doc: EndpointDoc) {
     tags: [...(doc.tags ?? [endpoint.path.split("/")[1] ?? "api"])],
     parameters: Object.entries(doc.query ?? {}).map(([name, schema]) => ({ name, in: "query", schema })),
     ...(writes ? { requestBody: { required: true, content: json(doc.body ?? {}) } } : {}),
-    responses: responses(status, success, writes ? ERRORS.write : ERRORS.read),
+    responses: Object.assign(
+      responses(status, success, writes ? ERRORS.write : ERRORS.read),
+      Object.fromEntries(
+        Object.entries(doc.otherAnswers ?? {}).map(([code, schema]) => [
+          code,
+          { description: "The answer", content: json(schema) },
+        ]),
+      ),
+    ),
   };
 }
 
