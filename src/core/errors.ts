@@ -109,3 +109,13 @@ export function toAPIError(error: unknown, log: (message: string, error: unknown
   log("crudkit: unhandled error while serving a request", error);
   return GENERIC_ERROR;
 }
+
+/** The work's value, or `refused` when an access rule said no (403 FORBIDDEN); other errors pass. */
+export async function unlessForbidden<T, R>(work: Promise<T>, refused: R): Promise<T | R> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof APIError && error.code === "FORBIDDEN") return refused;
+    throw error;
+  }
+}

@@ -2,7 +2,7 @@
 // hide a button it would refuse and a test can pin a policy.
 
 import type { EndpointContext } from "../core/endpoint.ts";
-import { APIError } from "../core/errors.ts";
+import { APIError, unlessForbidden } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
 import type { Operation } from "./access.ts";
 import { decide, withOwner } from "./admission.ts";
@@ -66,17 +66,7 @@ export async function can(
 export async function canRead(rt: ResourceRuntime, id: string, ctx: EndpointContext): Promise<boolean> {
   if (ctx.overrideAccess) return (await rt.store.findById(ctx.db, id)) !== undefined;
   const user = await ctx.getUser();
-  try {
-    const { scope } = await decide(rt, {
-      user,
-      headers: ctx.headers,
-      operation: "read",
-      resource: rt.resource.name,
-      id,
-    });
-    return (await rt.store.findById(ctx.db, id, scope)) !== undefined;
-  } catch (error) {
-    if (error instanceof APIError && error.code === "FORBIDDEN") return false;
-    throw error;
-  }
+  const access = { user, headers: ctx.headers, operation: "read" as const, resource: rt.resource.name, id };
+  const admission = await unlessForbidden(decide(rt, access), null);
+  return admission !== null && (await rt.store.findById(ctx.db, id, admission.scope)) !== undefined;
 }

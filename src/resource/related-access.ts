@@ -2,7 +2,7 @@
 // that resource's read rule and field rules, asked once per request and resource.
 
 import type { EndpointContext } from "../core/endpoint.ts";
-import { APIError } from "../core/errors.ts";
+import { unlessForbidden } from "../core/errors.ts";
 import { type Admission, decide } from "./admission.ts";
 import { NO_FIELDS } from "./field-access.ts";
 import type { ResourceRuntime } from "./runtime.ts";
@@ -23,12 +23,14 @@ export function readerOf(
   if (!reader) {
     reader = ctx.overrideAccess
       ? Promise.resolve(EVERYTHING)
-      : ctx.getUser().then((user) =>
-          decide(rt, { user, headers: ctx.headers, operation: "read", resource: name }).catch((error) => {
-            if (error instanceof APIError && error.code === "FORBIDDEN") return null;
-            throw error;
-          }),
-        );
+      : ctx
+          .getUser()
+          .then((user) =>
+            unlessForbidden(
+              decide(rt, { user, headers: ctx.headers, operation: "read", resource: name }),
+              null,
+            ),
+          );
     readers.set(name, reader);
   }
   return reader;

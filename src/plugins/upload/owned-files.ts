@@ -6,7 +6,7 @@
 
 import type { Kysely } from "kysely";
 import type { EndpointContext } from "../../core/endpoint.ts";
-import { APIError } from "../../core/errors.ts";
+import { APIError, unlessForbidden } from "../../core/errors.ts";
 import type { GarbageReport, OwnedFiles, PluginContext } from "../../core/plugin.ts";
 import { dateToColumn } from "../../db/column-values.ts";
 import type { FileRecord } from "../../resource/references.ts";
@@ -171,12 +171,8 @@ async function readScope(
   profile: PluginContext["profile"],
   id?: string,
 ) {
-  try {
-    return (await admitUploadRows(access, "read", ctx, profile, id)).scope;
-  } catch (error) {
-    if (error instanceof APIError && error.code === "FORBIDDEN") return false as const;
-    throw error;
-  }
+  const admission = await unlessForbidden(admitUploadRows(access, "read", ctx, profile, id), false as const);
+  return admission === false ? false : admission.scope;
 }
 
 /** `image/*` matches a family; anything else one type exactly. */
