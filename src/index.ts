@@ -25,6 +25,7 @@ export {
   type ErrorCode,
   type ErrorDetail,
 } from "./core/errors.ts";
+export { etagOf } from "./core/etag.ts";
 export type { ConnectionInfo, RequestHandler } from "./core/http-handler.ts";
 export type { Identify, User } from "./core/identity.ts";
 export type { CachedRead, CrudkitPlugin, PluginContext, ReadCache } from "./core/plugin.ts";

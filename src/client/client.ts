@@ -35,6 +35,19 @@ export function createClient<App>(options: ClientOptions): Client<App> {
   }) as Client<App>;
 }
 
+interface IfMatchOption {
+  ifMatch?: string;
+}
+
+/** `ifMatch` travels as the `If-Match` header, after the call's own headers. */
+function withIfMatch(options: (CallOptions & IfMatchOption) | undefined): CallOptions | undefined {
+  if (options?.ifMatch === undefined) return options;
+  const { ifMatch, ...rest } = options;
+  const headers = new Headers(rest.headers);
+  headers.set("if-match", ifMatch);
+  return { ...rest, headers };
+}
+
 /** `client.<name>`: callable as a plugin method, with the five resource operations on it. */
 function member(name: string, call: Call) {
   const item = (id: string) => `/${name}/${encodeURIComponent(id)}`;
@@ -46,9 +59,10 @@ function member(name: string, call: Call) {
         call({ method: "POST", path: `/${name}`, body }, options),
       read: (id: string, { expand, ...options }: CallOptions & { expand?: readonly string[] } = {}) =>
         call({ method: "GET", path: item(id), query: expand ? { expand } : undefined }, options),
-      update: (id: string, body: unknown, options?: CallOptions) =>
-        call({ method: "PATCH", path: item(id), body }, options),
-      delete: (id: string, options?: CallOptions) => call({ method: "DELETE", path: item(id) }, options),
+      update: (id: string, body: unknown, options?: CallOptions & IfMatchOption) =>
+        call({ method: "PATCH", path: item(id), body }, withIfMatch(options)),
+      delete: (id: string, options?: CallOptions & IfMatchOption) =>
+        call({ method: "DELETE", path: item(id) }, withIfMatch(options)),
       // GET /<name> lists as /<plural> does, so the client needs no pluralizer.
       list: (query?: object, options?: CallOptions) =>
         call({ method: "GET", path: `/${name}`, query }, options),

@@ -13,7 +13,13 @@ export interface ClientError {
   details?: { path: string; message: string }[];
 }
 
-export type ClientResult<T> = { data: T; error: null } | { data: null; error: ClientError };
+/**
+ * What every method resolves to. A record's answer (read, create, update) also carries its
+ * `etag`, the version to pass as `ifMatch` to a later update or delete.
+ */
+export type ClientResult<T> =
+  | { data: T; error: null; etag?: string }
+  | { data: null; error: ClientError; etag?: undefined };
 
 export interface RequestContext {
   url: string;
@@ -96,7 +102,8 @@ export async function send<T>(
     if (response.ok && parsed.ok) {
       const data = parsed.value as T;
       for (const layer of layers) await layer.onSuccess?.({ data, response, request });
-      return { data, error: null };
+      const etag = response.headers.get("etag");
+      return etag === null ? { data, error: null } : { data, error: null, etag };
     }
     error = parsed.ok ? serverError(response, parsed.value) : invalidResponse(response);
   } catch (cause) {

@@ -36,6 +36,11 @@ type StaticPathOf<E> = E extends { path: infer P extends string }
       : P
   : never;
 
+interface IfMatchOption {
+  /** The `etag` of the version this change is meant for (sent as `If-Match`). */
+  ifMatch?: string;
+}
+
 export interface ResourceClient<R extends AnyResource, All extends AnyResource = R> {
   create(body: CreateInputOf<R>, options?: CallOptions<RecordOf<R>>): Promise<ClientResult<RecordOf<R>>>;
   /** One record; `expand` adds related records beside it: `read(id, { expand: ["author"] })`. */
@@ -45,12 +50,17 @@ export interface ResourceClient<R extends AnyResource, All extends AnyResource =
   ): Promise<ClientResult<Expanded<R, All, E>>>;
   // Last, for `ReturnType`, which reads the last signature: the record without expansions.
   read(id: string, options?: CallOptions<RecordOf<R>>): Promise<ClientResult<RecordOf<R>>>;
+  /** With `ifMatch` (a read's `etag`), only if the record is still that version: otherwise 412. */
   update(
     id: string,
     body: UpdateInputOf<R>,
-    options?: CallOptions<RecordOf<R>>,
+    options?: CallOptions<RecordOf<R>> & IfMatchOption,
   ): Promise<ClientResult<RecordOf<R>>>;
-  delete(id: string, options?: CallOptions<DeleteResult>): Promise<ClientResult<DeleteResult>>;
+  /** With `ifMatch` (a read's `etag`), only if the record is still that version: otherwise 412. */
+  delete(
+    id: string,
+    options?: CallOptions<DeleteResult> & IfMatchOption,
+  ): Promise<ClientResult<DeleteResult>>;
   list<const E extends ExpandPath<R, All> = never>(
     query?: ListQueryInput<R, All> & ExpandInput<E>,
     options?: CallOptions<ListResult<Expanded<R, All, E>>>,

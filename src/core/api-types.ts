@@ -77,6 +77,8 @@ export interface DeleteResult {
 }
 
 type IdParams = { params: { id: string } };
+/** Change only the version named: the record's ETag, or `etagOf(record)` (412 when it moved on). */
+type IfMatchOption = { ifMatch?: string };
 
 export type ResourceApi<R extends AnyResource> = {
   [K in R as `create${Capitalize<K["name"]>}`]: ApiMethod<
@@ -87,11 +89,14 @@ export type ResourceApi<R extends AnyResource> = {
   [K in R as `read${Capitalize<K["name"]>}`]: ReadMethod<K, R>;
 } & {
   [K in R as `update${Capitalize<K["name"]>}`]: ApiMethod<
-    BaseCallOptions & IdParams & { body: UpdateInputOf<K> },
+    BaseCallOptions & IdParams & IfMatchOption & { body: UpdateInputOf<K> },
     RecordOf<K>
   >;
 } & {
-  [K in R as `delete${Capitalize<K["name"]>}`]: ApiMethod<BaseCallOptions & IdParams, DeleteResult>;
+  [K in R as `delete${Capitalize<K["name"]>}`]: ApiMethod<
+    BaseCallOptions & IdParams & IfMatchOption,
+    DeleteResult
+  >;
 } & {
   [K in R as `list${Capitalize<K["plural"]>}`]: ListMethod<K, R>;
 } & {

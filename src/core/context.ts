@@ -69,6 +69,8 @@ export interface CallOptions {
   asResponse?: boolean;
   /** Skip access rules (server code acting on its own authority). Recorded as such by the audit plugin. */
   overrideAccess?: boolean;
+  /** Update or delete only this version of the record (its ETag, or `etagOf(record)`): `If-Match`. */
+  ifMatch?: string;
 }
 
 export class InProcessContext implements EndpointContext {
@@ -87,7 +89,7 @@ export class InProcessContext implements EndpointContext {
     private readonly deps: ContextDeps,
   ) {
     this.db = deps.db;
-    this.headers = validHeaders(options.headers);
+    this.headers = validHeaders(options.headers, options.ifMatch);
     this.params = options.params ? checkedParams(options.params) : {};
     this.query = options.query ? stringValues(options.query) : NO_QUERY;
     this.overrideAccess = options.overrideAccess === true;
@@ -142,9 +144,11 @@ function stringValues(query: NonNullable<CallOptions["query"]>): Record<string, 
 }
 
 /** Server code may pass anything; headers no HTTP request could carry are the caller's mistake, a 400. */
-function validHeaders(init: HeadersInit | undefined): Headers {
+function validHeaders(init: HeadersInit | undefined, ifMatch: string | undefined): Headers {
   try {
-    return new Headers(init);
+    const headers = new Headers(init);
+    if (ifMatch !== undefined) headers.set("if-match", ifMatch);
+    return headers;
   } catch (cause) {
     throw new APIError("BAD_REQUEST", "The headers given are not valid HTTP headers.", { cause });
   }

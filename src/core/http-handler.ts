@@ -5,8 +5,9 @@ import { type ContextDeps, HttpContext } from "./context.ts";
 import type { Cors } from "./cors.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { toAPIError } from "./errors.ts";
+import { Versioned } from "./etag.ts";
 import type { InFlight } from "./in-flight.ts";
-import { errorResponse, jsonResponse } from "./respond.ts";
+import { errorResponse, jsonResponse, versionedResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
 import type { StartupGate } from "./startup.ts";
 
@@ -45,7 +46,7 @@ function answer({ router, deps, startup, log, inFlight }: HandlerDeps): RequestH
       if (starting) await starting;
       const { endpoint, params } = router.match(request.method, pathOf(request.url));
       const result = await endpoint.handler(new HttpContext(request, params, deps, info?.ip));
-      return toResponse(endpoint, result);
+      return toResponse(endpoint, result, request);
     } catch (error) {
       return errorResponse(toAPIError(error, log));
     } finally {
@@ -54,8 +55,15 @@ function answer({ router, deps, startup, log, inFlight }: HandlerDeps): RequestH
   };
 }
 
-export function toResponse(endpoint: Endpoint, result: unknown): Response {
-  return result instanceof Response ? result : jsonResponse(result, endpoint.status ?? 200);
+export function toResponse(endpoint: Endpoint, result: unknown, request?: Request): Response {
+  if (result instanceof Response) return result;
+  const status = endpoint.status ?? 200;
+  if (result instanceof Versioned) {
+    const ifNoneMatch =
+      result.revalidates && request?.method === "GET" ? request.headers.get("if-none-match") : null;
+    return versionedResponse(JSON.stringify(result.data), result.etag, status, ifNoneMatch);
+  }
+  return jsonResponse(result, status);
 }
 
 /** The path of an absolute URL, without its query, still URL-encoded. */

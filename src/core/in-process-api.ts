@@ -4,6 +4,7 @@
 import { type CallOptions, type ContextDeps, InProcessContext } from "./context.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { toAPIError } from "./errors.ts";
+import { Versioned } from "./etag.ts";
 import { toResponse } from "./http-handler.ts";
 import type { InFlight } from "./in-flight.ts";
 import { errorResponse } from "./respond.ts";
@@ -33,7 +34,8 @@ export function buildApi(
         const starting = startup();
         if (starting) await starting;
         const result = await endpoint.handler(new InProcessContext(options, deps));
-        return options.asResponse ? toResponse(endpoint, result) : result;
+        if (options.asResponse) return toResponse(endpoint, result);
+        return result instanceof Versioned ? result.data : result;
       } catch (error) {
         const apiError = toAPIError(error, log);
         if (options.asResponse) return errorResponse(apiError);

@@ -1,11 +1,29 @@
 // JSON responses: every answer but a download goes through here, so every body is JSON.
 
 import type { APIError } from "./errors.ts";
+import { noneMatchHolds, Versioned } from "./etag.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" } as const;
 
 export function jsonResponse(body: unknown, status = 200): Response {
+  if (body instanceof Versioned) return versionedResponse(JSON.stringify(body.data), body.etag, status);
   return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
+}
+
+/**
+ * A record's JSON with its `ETag`; `ifNoneMatch` (a GET's `If-None-Match`) naming that version
+ * turns it into a 304 with no body.
+ */
+export function versionedResponse(
+  json: string,
+  etag: string,
+  status: number,
+  ifNoneMatch?: string | null,
+  headers?: Readonly<Record<string, string>>,
+): Response {
+  if (ifNoneMatch && status === 200 && noneMatchHolds(ifNoneMatch, etag))
+    return new Response(null, { status: 304, headers: { etag } });
+  return new Response(json, { status, headers: { ...JSON_HEADERS, ...headers, etag } });
 }
 
 export function errorResponse(error: APIError): Response {

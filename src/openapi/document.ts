@@ -30,7 +30,31 @@ const ERRORS = {
   read: [400, 401, 403, 404, 500, 503],
   list: [400, 401, 403, 500, 503],
   write: [400, 401, 403, 404, 409, 413, 415, 500, 503],
+  // Changes may name the version they change (If-Match): 412 when it moved on, 428 when required.
+  change: [400, 401, 403, 404, 409, 412, 413, 415, 428, 500, 503],
 } as const;
+
+/** The record's version, on every answer that carries one record. */
+const ETAG_HEADER = {
+  ETag: {
+    description: "The record's version as this caller sees it; send it back as If-Match to change it.",
+    schema: { type: "string" },
+  },
+};
+const IF_MATCH = {
+  name: "If-Match",
+  in: "header",
+  schema: { type: "string" },
+  description:
+    "Only if the record is still this version (an ETag from a read, create or update); otherwise 412 PRECONDITION_FAILED. Resources with requireIfMatch answer 428 without it.",
+};
+const IF_NONE_MATCH = {
+  name: "If-None-Match",
+  in: "header",
+  schema: { type: "string" },
+  description:
+    "The ETag of the copy the caller holds: 304 with no body when it is still current (not with expand).",
+};
 
 /** The paging parameters every plugin list takes, for its `doc.query`. */
 export const PAGE_QUERY: Readonly<Record<string, JsonSchema>> = {
@@ -179,7 +203,7 @@ function resourceOperation(endpoint: Endpoint, resource: AnyResource, relations:
         requestBody: { required: true, content: json(ref(`${name}Create`)) },
         responses: responses(
           201,
-          { description: `The ${resource.name} created`, content: json(record) },
+          { description: `The ${resource.name} created`, headers: ETAG_HEADER, content: json(record) },
           ERRORS.write,
         ),
       };
@@ -187,32 +211,40 @@ function resourceOperation(endpoint: Endpoint, resource: AnyResource, relations:
       return {
         ...base,
         summary: `Read a ${resource.name}`,
-        parameters: expand ? [expand] : [],
-        responses: responses(
-          200,
-          { description: `The ${resource.name}`, content: json(record) },
-          ERRORS.read,
-        ),
+        parameters: expand ? [expand, IF_NONE_MATCH] : [IF_NONE_MATCH],
+        responses: {
+          ...responses(
+            200,
+            { description: `The ${resource.name}`, headers: ETAG_HEADER, content: json(record) },
+            ERRORS.read,
+          ),
+          304: {
+            description: "Not modified: the copy named by If-None-Match is current",
+            headers: ETAG_HEADER,
+          },
+        },
       };
     case "update":
       return {
         ...base,
         summary: `Update a ${resource.name} (only the fields sent change)`,
+        parameters: [IF_MATCH],
         requestBody: { required: true, content: json(ref(`${name}Update`)) },
         responses: responses(
           200,
-          { description: `The ${resource.name} after`, content: json(record) },
-          ERRORS.write,
+          { description: `The ${resource.name} after`, headers: ETAG_HEADER, content: json(record) },
+          ERRORS.change,
         ),
       };
     case "delete":
       return {
         ...base,
         summary: `Delete a ${resource.name}`,
+        parameters: [IF_MATCH],
         responses: responses(
           200,
           { description: "Deleted", content: json(ref("DeleteResult")) },
-          ERRORS.write,
+          ERRORS.change,
         ),
       };
     case "list":

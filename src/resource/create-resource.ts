@@ -53,6 +53,12 @@ export interface ResourceConfig<
   count?: CountMode;
   /** Server-managed `createdAt` and `updatedAt`. @default true */
   timestamps?: T;
+  /**
+   * Updates and deletes must send `If-Match` with the record's `ETag` (the version they change);
+   * without it they answer 428 `PRECONDITION_REQUIRED`, so no editor overwrites another unknowingly.
+   * Server code acting with `overrideAccess` is exempt. @default false
+   */
+  requireIfMatch?: boolean;
 }
 
 type StoredField<S extends AnyObjectSchema, T extends boolean> = keyof RecordShape<S, T> & string;
@@ -124,6 +130,7 @@ export function createResource<
     unique,
     indexes,
     count: config.count ?? "exact",
+    requireIfMatch: config.requireIfMatch === true,
   };
 }
 

@@ -106,6 +106,8 @@ export interface Resource<
   readonly indexes: readonly (readonly string[])[];
   /** How lists count by default. */
   readonly count: "exact" | "estimated" | "none";
+  /** Updates and deletes must name the version they change (`If-Match`), or answer 428. */
+  readonly requireIfMatch: boolean;
 }
 
 export type AnyResource = Resource<string, AnyObjectSchema, string, boolean>;

@@ -4,9 +4,11 @@
 // (afterWriteCommit, which asks for no record, so updates read nothing extra for it).
 
 import type { Endpoint } from "../../core/endpoint.ts";
+import { Versioned } from "../../core/etag.ts";
 import type { User } from "../../core/identity.ts";
 import type { CachedRead, CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import { authorizePluginRoute, type PluginRule } from "../../core/plugin-access.ts";
+import { versionedResponse } from "../../core/respond.ts";
 import type { AnyResourceHooks, HookContext } from "../../resource/hooks.ts";
 import type { CacheStore } from "./cache-store.ts";
 import { memoryStore } from "./memory-store.ts";
@@ -73,7 +75,7 @@ export function cache(options: CacheOptions = {}) {
       const found = pending instanceof Promise ? await pending : pending;
       if (found.body !== undefined) {
         counts.hits++;
-        return new Response(found.body, { headers: HIT_HEADERS });
+        return answer(found.body, HIT_HEADERS, read);
       }
       generation = found.generation;
     } catch (error) {
@@ -83,12 +85,15 @@ export function cache(options: CacheOptions = {}) {
       return load(read);
     }
     counts.misses++;
-    const body = JSON.stringify(await load(read));
+    const result = await load(read);
+    // A record keeps its version in the entry, in front of its JSON: `"tag"{…}`.
+    const body =
+      result instanceof Versioned ? result.etag + JSON.stringify(result.data) : JSON.stringify(result);
     await store.save(read.resource, key, generation, body, ttlMs).catch((error) => {
       counts.errors++;
       log("crudkit: cache save failed", error);
     });
-    return new Response(body, { headers: MISS_HEADERS });
+    return answer(body, MISS_HEADERS, read);
   }
 
   const hooks: AnyResourceHooks = {
@@ -141,6 +146,14 @@ export function cache(options: CacheOptions = {}) {
       log = context.log;
     },
   } satisfies CrudkitPlugin;
+}
+
+/** An entry as a response: JSON, or a versioned record (its ETag, and 304 when the caller has it). */
+function answer(entry: string, headers: Readonly<Record<string, string>>, read: CachedRead): Response {
+  if (!entry.startsWith('"')) return new Response(entry, { headers });
+  const end = entry.indexOf('"', 1) + 1;
+  const ifNoneMatch = read.ctx.request?.method === "GET" ? read.ctx.headers.get("if-none-match") : null;
+  return versionedResponse(entry.slice(end), entry.slice(0, end), 200, ifNoneMatch, headers);
 }
 
 function byUser(user: User | null): string {

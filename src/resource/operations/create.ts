@@ -1,6 +1,7 @@
-// POST /<resource> → 201 with the created record.
+// POST /<resource> → 201 with the created record and its ETag.
 
 import type { Endpoint } from "../../core/endpoint.ts";
+import { Versioned } from "../../core/etag.ts";
 import { uuidv7 } from "../../core/id.ts";
 import { admit } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
@@ -42,7 +43,8 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
       if (hooks.afterCreateCommit.length)
         await runAfterCommit(hooks.afterCreateCommit, extend(base, { record: created }), rt.log);
       if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
-      return withoutHidden(created, hidden);
+      const visible = withoutHidden(created, hidden);
+      return new Versioned(visible, visible, false);
     },
   };
 }

@@ -1,6 +1,8 @@
-// DELETE /<resource>/:id → 200 with { success: true, id }.
+// DELETE /<resource>/:id → 200 with { success: true, id }; with If-Match, only if the record is
+// still the version named (412 otherwise).
 
 import type { Endpoint } from "../../core/endpoint.ts";
+import { checkIfMatch } from "../../core/etag.ts";
 import { violatedForeignKey } from "../../db/data-errors.ts";
 import { admit } from "../admission.ts";
 import {
@@ -10,8 +12,10 @@ import {
   referencedConflict,
   releaseDependents,
 } from "../dependents.ts";
+import { withoutHidden } from "../field-access.ts";
 import { syncFiles } from "../file-fields.ts";
 import { runAfterCommit, runAll } from "../hooks.ts";
+import { ifMatchOf } from "../if-match.ts";
 import {
   capitalize,
   extend,
@@ -30,7 +34,8 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
     path: `/${resource.name}/:id`,
     operationName: `delete${capitalize(resource.name)}`,
     async handler(ctx) {
-      const { user, scope } = await admit(rt, ctx, "delete");
+      const { user, scope, hidden } = await admit(rt, ctx, "delete");
+      const ifMatch = ifMatchOf(rt, ctx);
       const id = ctx.params.id!;
       // Outside the caller's rows is a missing id, and no hook learns of it.
       if (scope && hooks.beforeDelete.length && !(await rt.store.findById(ctx.db, id, scope)))
@@ -41,13 +46,15 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
       let released: string[] = [];
       const previous = await inTransaction(
         ctx.db,
-        hooks.afterDelete.length > 0 || dependents || owned !== undefined,
+        hooks.afterDelete.length > 0 || dependents || owned !== undefined || ifMatch !== undefined,
         async (db) => {
           // The record itself first (within the caller's rows), then what points at it, then the delete.
-          if (releasing) {
-            if (!(await rt.store.findForUpdate(db, id, scope))) notFound(rt, id);
-            await releaseDependents(rt, db, id, releasing);
+          if (releasing || ifMatch) {
+            const current = await rt.store.findForUpdate(db, id, scope);
+            if (!current) notFound(rt, id);
+            if (ifMatch) checkIfMatch(ifMatch, withoutHidden(current, hidden), resource.name);
           }
+          if (releasing) await releaseDependents(rt, db, id, releasing);
           const previous = await rt.store.delete(db, id, scope).catch((error) => {
             const violation = violatedForeignKey(error);
             throw violation ? referencedConflict(rt, violation.constraint) : error;

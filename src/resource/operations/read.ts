@@ -1,6 +1,7 @@
-// GET /<resource>/:id → 200 with the record.
+// GET /<resource>/:id → 200 with the record and its ETag (304 to a matching If-None-Match).
 
 import type { Endpoint } from "../../core/endpoint.ts";
+import { etagOf, Versioned } from "../../core/etag.ts";
 import type { CachedRead } from "../../core/plugin.ts";
 import { type Admission, admit, scopeKey } from "../admission.ts";
 import { type ExpandNode, expandRecords, parseExpand } from "../expand.ts";
@@ -24,10 +25,15 @@ export function readEndpoint(rt: ResourceRuntime): Endpoint {
     if (hooks.beforeRead.length) await runAll(hooks.beforeRead, base!);
     record ??= await rt.store.findById(ctx.db, id);
     if (!record) notFound(rt, id);
+    // The version is the stored record as this caller sees it. Hooks and expansions may change the
+    // record in place, so then it is taken first.
+    const stored = withoutHidden(record, hidden);
+    if (!hooks.afterRead.length && !expand) return new Versioned(stored, stored, true);
+    const version = etagOf(stored);
     if (hooks.afterRead.length) record = await runTransforming(hooks.afterRead, base!, "record", record);
     const visible = withoutHidden(record, hidden);
     if (expand) await expandRecords(rt, ctx, [visible], expand);
-    return visible;
+    return new Versioned(visible, version, !expand);
   };
   return {
     method: "GET",

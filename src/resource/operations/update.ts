@@ -1,12 +1,15 @@
-// PATCH /<resource>/:id → 200 with the updated record. Only the fields sent change.
+// PATCH /<resource>/:id → 200 with the updated record and its ETag. Only the fields sent change;
+// with If-Match, only if the record is still the version named (412 otherwise).
 
 import type { Endpoint } from "../../core/endpoint.ts";
 import { APIError } from "../../core/errors.ts";
+import { checkIfMatch, Versioned } from "../../core/etag.ts";
 import { fieldsNamed } from "../../query/where.ts";
 import { admit } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
 import { syncFiles, touchesFiles } from "../file-fields.ts";
 import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
+import { ifMatchOf } from "../if-match.ts";
 import {
   capitalize,
   extend,
@@ -27,6 +30,7 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
     operationName: `update${capitalize(resource.name)}`,
     async handler(ctx) {
       const { user, data: valid, scope, hidden } = await admit(rt, ctx, "update");
+      const ifMatch = ifMatchOf(rt, ctx);
       const id = ctx.params.id!;
       // Outside the caller's rows is a missing id, and no hook learns of it.
       if (scope && hooks.beforeUpdate.length && !(await rt.store.findById(ctx.db, id, scope)))
@@ -43,11 +47,12 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
       const named = scope && fieldsNamed(scope);
       const recheck = named !== undefined && changed.some((f) => named.has(f));
       const owned = touchesFiles(rt.fileFields, changes) ? rt.fileFields : undefined;
-      const locked = needsPrevious || scope !== undefined || owned !== undefined;
+      const locked = needsPrevious || scope !== undefined || owned !== undefined || ifMatch !== undefined;
       let released: string[] = [];
       const { record, previous } = await inTransaction(ctx.db, locked, async (db) => {
         const previous = locked ? await rt.store.findForUpdate(db, id, scope) : undefined;
         if (locked && !previous) notFound(rt, id);
+        if (ifMatch) checkIfMatch(ifMatch, withoutHidden(previous!, hidden), resource.name);
         const record = changed.length
           ? await rt.store.update(db, id, changes)
           : (previous ?? (await rt.store.findById(db, id)));
@@ -61,7 +66,8 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
       if (hooks.afterUpdateCommit.length)
         await runAfterCommit(hooks.afterUpdateCommit, extend(base, { record, previous }), rt.log);
       if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
-      return withoutHidden(record, hidden);
+      const visible = withoutHidden(record, hidden);
+      return new Versioned(visible, visible, false);
     },
   };
 }
