@@ -14,7 +14,7 @@ import {
   references,
   withId,
 } from "crudkit-api";
-import { audit, cache, upload } from "crudkit-api/plugins";
+import { audit, cache, idempotency, upload } from "crudkit-api/plugins";
 import { z } from "zod";
 
 const signedIn = ({ user }: { user: unknown }) => user !== null;
@@ -122,6 +122,8 @@ export function createExampleApp(options: ExampleOptions) {
       }),
       ...(options.audit === false ? [] : [audit({ access: { read: isAdmin } })]),
       ...(options.cache === false ? [] : [cache({ ttl: 60, access: { stats: isAdmin } })]),
+      // Creates and uploads that carry an Idempotency-Key are safe to retry.
+      idempotency(),
     ],
   });
 }

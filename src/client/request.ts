@@ -46,6 +46,11 @@ export interface FetchOptions<T = unknown> extends Callbacks<T> {
 /** Per-call options: callbacks and headers directly, or under `fetchOptions`. */
 export interface CallOptions<T = unknown> extends FetchOptions<T> {
   fetchOptions?: FetchOptions<T>;
+  /**
+   * Makes a create or an upload safe to retry (sent as `Idempotency-Key`; the server needs the
+   * `idempotency()` plugin): a retry with the same key gets the first answer, nothing twice.
+   */
+  idempotencyKey?: string;
 }
 
 export interface ClientOptions extends Callbacks {
@@ -79,6 +84,7 @@ export async function send<T>(
   for (const more of [client.fetchOptions?.headers, call.fetchOptions?.headers, call.headers]) {
     for (const [key, value] of new Headers(more)) headers.set(key, value);
   }
+  if (call.idempotencyKey !== undefined) headers.set("idempotency-key", call.idempotencyKey);
   const hasBody = spec.body !== undefined;
   if (hasBody && !headers.has("content-type")) headers.set("content-type", "application/json");
   const request: RequestContext = {

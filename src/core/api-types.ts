@@ -79,10 +79,12 @@ export interface DeleteResult {
 type IdParams = { params: { id: string } };
 /** Change only the version named: the record's ETag, or `etagOf(record)` (412 when it moved on). */
 type IfMatchOption = { ifMatch?: string };
+/** With the `idempotency()` plugin: a retry with the same key and body returns the first result. */
+type IdempotencyOption = { idempotencyKey?: string };
 
 export type ResourceApi<R extends AnyResource> = {
   [K in R as `create${Capitalize<K["name"]>}`]: ApiMethod<
-    BaseCallOptions & { body: CreateInputOf<K> },
+    BaseCallOptions & IdempotencyOption & { body: CreateInputOf<K> },
     RecordOf<K>
   >;
 } & {

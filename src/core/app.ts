@@ -167,6 +167,7 @@ export function crudkit<
     log,
     hooks: chainHooks(plugins.map((p) => p.hooks)),
     jsonDepth,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
     listLimits,
     canReadRecord: async (resource, id, ctx) => {
       const runtime = runtimes.get(resource);
@@ -211,6 +212,8 @@ export function crudkit<
     tables.map((t) => t.name),
     "table",
   );
+  // Wrapping plugins (idempotency, rate limits) go around each endpoint, the first listed outermost.
+  for (let i = 0; i < endpoints.length; i++) endpoints[i] = wrapped(endpoints[i]!, plugins, pluginContext);
   const rpc = rpcEndpoint(endpoints);
   if (rpc) endpoints.push(rpc);
   let document: OpenApiDocument | undefined;
@@ -221,6 +224,7 @@ export function crudkit<
       relations,
       endpoints: endpoints.filter((e) => e !== rpc),
       securitySchemes: Object.assign({}, ...plugins.map((p) => p.securitySchemes ?? {})),
+      wrappedDocs: (endpoint) => plugins.flatMap((p) => p.describeWrapped?.(endpoint) ?? []),
       ...(options.openapi || {}),
     }));
   if (options.docs) {
@@ -251,7 +255,7 @@ export function crudkit<
       ...(options.identify ? [options.identify] : []),
       ...plugins.flatMap((p) => (p.identify ? [p.identify] : [])),
     ]),
-    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    bodyLimit: pluginContext.bodyLimit,
     jsonDepth,
   };
   const ready = (async () => {
@@ -299,6 +303,13 @@ export function crudkit<
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,
   } as CrudkitApp<Resources[number], Plugins[number]>;
+}
+
+function wrapped(endpoint: Endpoint, plugins: readonly CrudkitPlugin[], app: PluginContext): Endpoint {
+  let handler = endpoint.handler;
+  for (let i = plugins.length - 1; i >= 0; i--)
+    handler = plugins[i]!.wrap?.(endpoint, handler, app) ?? handler;
+  return handler === endpoint.handler ? endpoint : { ...endpoint, handler };
 }
 
 function normalizeBasePath(path: string): string {

@@ -71,6 +71,8 @@ export interface CallOptions {
   overrideAccess?: boolean;
   /** Update or delete only this version of the record (its ETag, or `etagOf(record)`): `If-Match`. */
   ifMatch?: string;
+  /** A create or upload safe to retry with the same key (`Idempotency-Key`; see `idempotency()`). */
+  idempotencyKey?: string;
 }
 
 export class InProcessContext implements EndpointContext {
@@ -89,7 +91,7 @@ export class InProcessContext implements EndpointContext {
     private readonly deps: ContextDeps,
   ) {
     this.db = deps.db;
-    this.headers = validHeaders(options.headers, options.ifMatch);
+    this.headers = validHeaders(options.headers, options);
     this.params = options.params ? checkedParams(options.params) : {};
     this.query = options.query ? stringValues(options.query) : NO_QUERY;
     this.overrideAccess = options.overrideAccess === true;
@@ -144,10 +146,14 @@ function stringValues(query: NonNullable<CallOptions["query"]>): Record<string, 
 }
 
 /** Server code may pass anything; headers no HTTP request could carry are the caller's mistake, a 400. */
-function validHeaders(init: HeadersInit | undefined, ifMatch: string | undefined): Headers {
+function validHeaders(
+  init: HeadersInit | undefined,
+  { ifMatch, idempotencyKey }: Pick<CallOptions, "ifMatch" | "idempotencyKey">,
+): Headers {
   try {
     const headers = new Headers(init);
     if (ifMatch !== undefined) headers.set("if-match", ifMatch);
+    if (idempotencyKey !== undefined) headers.set("idempotency-key", idempotencyKey);
     return headers;
   } catch (cause) {
     throw new APIError("BAD_REQUEST", "The headers given are not valid HTTP headers.", { cause });

@@ -49,6 +49,11 @@ export interface Endpoint<
   operationAliases?: readonly string[];
   /** The handler reads `ctx.request` itself (uploads): the app's body limit does not apply. */
   rawBody?: boolean;
+  /**
+   * It creates something, and a retry carrying the same `Idempotency-Key` may be answered with the
+   * first answer instead of creating it again (resource creates, uploads; see `idempotency()`).
+   */
+  idempotent?: boolean;
   /** Name of a top-level client method for this endpoint, reached through `POST /_rpc/<name>`. */
   clientMethod?: Method;
   /** Returns the data to send as JSON, or a Response to send as is. */

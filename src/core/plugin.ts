@@ -22,6 +22,8 @@ export interface PluginContext {
   readonly log: (message: string, error?: unknown) => void;
   /** How deep request JSON may nest (the app's `maxJsonDepth`). */
   readonly jsonDepth: number;
+  /** Largest JSON request body, in bytes (the app's `bodyLimit`). */
+  readonly bodyLimit: number;
   /** The app's `defaultLimit` and `maxLimit`: plugin lists page as resource lists do. */
   readonly listLimits: PageLimits;
   /**
@@ -61,6 +63,29 @@ export interface CrudkitPlugin {
   files?: OwnedFiles;
   /** How callers identify themselves, for the OpenAPI document (identity plugins). */
   securitySchemes?: Readonly<Record<string, Record<string, unknown>>>;
+  /**
+   * Runs around the endpoints it cares about (idempotency keys, rate limits), over HTTP and
+   * `app.api` alike: asked once per endpoint when the app is built, it returns the handler to use
+   * instead (calling `handler` within), or undefined to leave the endpoint alone. The first
+   * plugin listed runs outermost.
+   */
+  wrap?: (
+    endpoint: Endpoint,
+    handler: Endpoint["handler"],
+    app: PluginContext,
+  ) => Endpoint["handler"] | undefined;
+  /** Headers and answers the plugin adds to the endpoints it wraps, for the OpenAPI document. */
+  describeWrapped?: (endpoint: Endpoint) => WrappedDoc | undefined;
+}
+
+/** What a wrapping plugin adds to an endpoint's description. */
+export interface WrappedDoc {
+  /** Request headers it reads, as `{ name: description }`. */
+  requestHeaders?: Readonly<Record<string, string>>;
+  /** Response headers it sends, as `{ name: description }`. */
+  responseHeaders?: Readonly<Record<string, string>>;
+  /** Error statuses it may answer (with the error body). */
+  errors?: readonly number[];
 }
 
 /** The record, and its field, that holds a file. */

@@ -4,6 +4,7 @@
 
 import type { Endpoint, EndpointDoc, JsonSchema } from "../core/endpoint.ts";
 import { ERROR_STATUS } from "../core/errors.ts";
+import type { WrappedDoc } from "../core/plugin.ts";
 import type { RelationGraph } from "../resource/relations.ts";
 import type { AnyResource } from "../resource/types.ts";
 import { inputSchema, recordSchema, schemaName } from "./resource-schemas.ts";
@@ -15,6 +16,8 @@ export interface OpenApiSource {
   endpoints: readonly Endpoint[];
   /** From the identity plugins: `{ ApiKey: { type: "apiKey", in: "header", name: "x-api-key" } }`. */
   securitySchemes: Readonly<Record<string, JsonSchema>>;
+  /** What wrapping plugins add to an endpoint (their headers and errors). */
+  wrappedDocs?: (endpoint: Endpoint) => readonly WrappedDoc[];
   title?: string;
   version?: string;
 }
@@ -154,6 +157,7 @@ export function buildOpenApi(source: OpenApiSource): OpenApiDocument {
       ? resourceOperation(endpoint, resource, source.relations)
       : pluginOperation(endpoint, endpoint.doc ?? {});
     operation.parameters = [...parameters, ...(operation.parameters ?? [])];
+    for (const added of source.wrappedDocs?.(endpoint) ?? []) addWrapped(operation, added);
     if (operation.parameters.length === 0) delete operation.parameters;
     if (endpoint.doc?.public) operation.security = [];
     paths[path] ??= {};
@@ -168,6 +172,28 @@ export function buildOpenApi(source: OpenApiSource): OpenApiDocument {
     // Any one scheme, or none: each operation's access rule decides what an anonymous caller gets.
     security: [...Object.keys(securitySchemes).map((name) => ({ [name]: [] })), {}],
   };
+}
+
+/** What a wrapping plugin (idempotency, rate limits) adds: its headers and its errors. */
+function addWrapped(
+  operation: Record<string, unknown> & { parameters?: unknown[] },
+  added: WrappedDoc,
+): void {
+  for (const [name, description] of Object.entries(added.requestHeaders ?? {}))
+    operation.parameters!.push({ name, in: "header", schema: { type: "string" }, description });
+  const responses = operation.responses as Record<
+    string,
+    Record<string, unknown> & { headers?: Record<string, unknown> }
+  >;
+  for (const code of added.errors ?? []) responses[String(code)] ??= { ...ERROR_RESPONSE };
+  const headers = Object.entries(added.responseHeaders ?? {});
+  if (headers.length === 0) return;
+  for (const [status, response] of Object.entries(responses)) {
+    // Shared objects (the error body) are copied before they get headers of their own.
+    const own: Record<string, unknown> = { ...response.headers };
+    for (const [name, description] of headers) own[name] = { description, schema: { type: "string" } };
+    responses[status] = { ...response, headers: own };
+  }
 }
 
 /** `/api/product/:id` → `/api/product/{id}`, and its path parameters. */

@@ -14,6 +14,9 @@ export { type CacheAccessContext, type CacheOptions, type CacheStats, cache } fr
 export type { CacheLookup, CacheStore } from "./cache/cache-store.ts";
 export { type MemoryStoreOptions, memoryStore } from "./cache/memory-store.ts";
 export { type RedisLike, type RedisStoreOptions, redisStore } from "./cache/redis-store.ts";
+export { type IdempotencyOptions, idempotency } from "./idempotency/idempotency.ts";
+export { type IdempotencyRedis, redisIdempotencyStore } from "./idempotency/redis-store.ts";
+export type { IdempotencyStore, KeyEntry, StoredAnswer } from "./idempotency/store.ts";
 export { type JwtOptions, jwt } from "./jwt/jwt.ts";
 export { extensionOf, type FileNaming, sanitizeFilename } from "./upload/file-naming.ts";
 export type {

@@ -94,6 +94,7 @@ function uploadFile(state: UploadState) {
     },
     clientMethod: "uploadFile",
     rawBody: true,
+    idempotent: true,
     async handler(ctx: EndpointContext) {
       const user = await authorizeUpload(state.access, ctx);
       const received = await receiveUpload(await bodyOf(ctx, state.rules.maxFileSize), state.rules);

@@ -16,6 +16,7 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
     path: `/${resource.name}`,
     status: 201,
     operationName: `create${capitalize(resource.name)}`,
+    idempotent: true,
     async handler(ctx) {
       const { user, data: valid, hidden } = await admit(rt, ctx, "create");
       const base = hookContext(ctx, rt, "create", user);
