@@ -17,7 +17,7 @@ import {
   references,
   withId,
 } from "crudkit-api";
-import { audit, cache, jwt, upload } from "crudkit-api/plugins";
+import { audit, cache, idempotency, jwt, rateLimit, upload } from "crudkit-api/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { forEachDialect } from "./dialects.ts";
@@ -74,6 +74,8 @@ const makeApp = (database: DatabaseOptions) =>
       }),
       audit({ access: { read: isAdmin } }),
       cache({ access: { stats: isAdmin } }),
+      idempotency(),
+      rateLimit({ window: 60, max: 10_000 }),
     ],
   });
 
@@ -133,6 +135,29 @@ describe("the OpenAPI document", () => {
     });
     expect(document.components.schemas.ProductCreate.required).toEqual(["name", "price"]);
     expect(document.paths["/api/health"].get.security).toEqual([]);
+    // Versions, idempotency keys and rate limits.
+    const item = document.paths["/api/product/{id}"];
+    expect(item.get.responses["200"].headers.ETag).toBeDefined();
+    expect(item.get.responses["304"]).toBeDefined();
+    expect(item.get.parameters.map((p: { name: string }) => p.name)).toContain("If-None-Match");
+    for (const method of ["patch", "delete"]) {
+      expect(item[method].parameters.map((p: { name: string }) => p.name)).toContain("If-Match");
+      expect(Object.keys(item[method].responses)).toEqual(expect.arrayContaining(["412", "428", "429"]));
+    }
+    for (const create of [document.paths["/api/product"].post, document.paths["/api/upload/file"].post]) {
+      expect(create.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key");
+      expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(["409", "422", "429"]));
+      expect(create.responses["429"].headers["Retry-After"]).toBeDefined();
+    }
+    expect(document.paths["/api/health"].get.responses["429"]).toBeUndefined();
+    expect(document.components.schemas.Error.properties.code.enum).toEqual(
+      expect.arrayContaining([
+        "PRECONDITION_FAILED",
+        "PRECONDITION_REQUIRED",
+        "IDEMPOTENCY_KEY_REUSED",
+        "RATE_LIMITED",
+      ]),
+    );
   });
 });
 

@@ -75,8 +75,12 @@ async function readText(request: Request, limit: number): Promise<string> {
   return Buffer.concat(chunks, size).toString("utf8");
 }
 
-/** The client stopped sending: not a server or database failure. */
+/**
+ * The client stopped sending: not a server or database failure. A body stream that failed with an
+ * APIError of its own (a plugin refusing more bytes, say) keeps that error.
+ */
 export function interrupted(cause: unknown): APIError {
+  if (cause instanceof APIError) return cause;
   return new APIError("BAD_REQUEST", "The request body ended before it was complete.", { cause });
 }
 

@@ -18,6 +18,18 @@ export { type IdempotencyOptions, idempotency } from "./idempotency/idempotency.
 export { type IdempotencyRedis, redisIdempotencyStore } from "./idempotency/redis-store.ts";
 export type { IdempotencyStore, KeyEntry, StoredAnswer } from "./idempotency/store.ts";
 export { type JwtOptions, jwt } from "./jwt/jwt.ts";
+export {
+  type RateLimitBy,
+  type RateLimitOptions,
+  rateLimit,
+} from "./rate-limit/rate-limit.ts";
+export { type RateLimitRedis, redisRateLimitStore } from "./rate-limit/redis-store.ts";
+export {
+  type MemoryRateLimitOptions,
+  memoryRateLimitStore,
+  type RateLimitStore,
+  type WindowCount,
+} from "./rate-limit/store.ts";
 export { extensionOf, type FileNaming, sanitizeFilename } from "./upload/file-naming.ts";
 export type {
   UploadAccess,

@@ -1,0 +1,62 @@
+// Where rate-limit counters live: the contract, and counters in this process's memory.
+
+/** A counter of one key in one fixed window. */
+export interface WindowCount {
+  total: number;
+  /** When the window ends (epoch milliseconds). */
+  resetAt: number;
+}
+
+export interface RateLimitStore {
+  readonly kind: string;
+  /**
+   * Adds `amount` (a request, or bytes; negative gives some back) to `key`'s counter in the
+   * current window of `windowMs` (windows start at multiples of it), and returns the new total.
+   */
+  add(key: string, amount: number, windowMs: number): Promise<WindowCount>;
+  ping?(): Promise<unknown>;
+}
+
+/** The window of `windowMs` that holds `now`: its number and when it ends. */
+export function windowOf(now: number, windowMs: number): { index: number; resetAt: number } {
+  const index = Math.floor(now / windowMs);
+  return { index, resetAt: (index + 1) * windowMs };
+}
+
+export interface MemoryRateLimitOptions {
+  /** Most counters held; past it, the ones whose window ended go first, then the oldest. @default 100000 */
+  maxKeys?: number;
+}
+
+/**
+ * Counters in this process: for one instance. Several instances each count on their own; share
+ * limits between them with `redisRateLimitStore`.
+ */
+export function memoryRateLimitStore(options: MemoryRateLimitOptions = {}): RateLimitStore {
+  const maxKeys = options.maxKeys ?? 100_000;
+  const counters = new Map<string, WindowCount>();
+  const evict = (now: number) => {
+    for (const [key, count] of counters) if (count.resetAt <= now) counters.delete(key);
+    // Still full: the oldest counters go (a Map iterates in insertion order).
+    for (const key of counters.keys()) {
+      if (counters.size < maxKeys) break;
+      counters.delete(key);
+    }
+  };
+  return {
+    kind: "memory",
+    async add(key, amount, windowMs) {
+      const now = Date.now();
+      const { index, resetAt } = windowOf(now, windowMs);
+      const slot = `${index}\0${key}`;
+      let count = counters.get(slot);
+      if (!count) {
+        if (counters.size >= maxKeys) evict(now);
+        count = { total: 0, resetAt };
+        counters.set(slot, count);
+      }
+      count.total += amount;
+      return { total: count.total, resetAt };
+    },
+  };
+}
