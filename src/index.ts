@@ -46,6 +46,10 @@ export type {
 } from "./db/table-definition.ts";
 export { type ApiKeyOptions, apiKey } from "./plugins/api-key/api-key.ts";
 export type { FieldFilter, Where } from "./query/where.ts";
+export { type ChangeEvent, type ChangeType, memoryBus, type RealtimeBus } from "./realtime/bus.ts";
+export type { RealtimeOptions, RealtimeStats } from "./realtime/hub.ts";
+export { postgresBus } from "./realtime/postgres-bus.ts";
+export { type RedisPublisher, type RedisSubscriber, redisBus } from "./realtime/redis-bus.ts";
 export type {
   AccessContext,
   AccessRule,

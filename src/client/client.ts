@@ -2,6 +2,7 @@
 // requests. It knows nothing about the server at runtime; the types come from `typeof app`.
 
 import { type CallOptions, type ClientOptions, type ClientResult, send } from "./request.ts";
+import { type RealtimeEvent, type SubscribeOptions, subscribe } from "./subscribe.ts";
 import type { Client } from "./types.ts";
 
 type Call = (
@@ -29,7 +30,7 @@ export function createClient<App>(options: ClientOptions): Client<App> {
     get(target, key) {
       // Not a thenable: `await client` must not call a server method named "then".
       if (typeof key !== "string" || key === "then") return undefined;
-      target[key] ??= member(key, call);
+      target[key] ??= member(key, call, options);
       return target[key];
     },
   }) as Client<App>;
@@ -49,7 +50,7 @@ function withIfMatch(options: (CallOptions & IfMatchOption) | undefined): CallOp
 }
 
 /** `client.<name>`: callable as a plugin method, with the five resource operations on it. */
-function member(name: string, call: Call) {
+function member(name: string, call: Call, clientOptions: ClientOptions) {
   const item = (id: string) => `/${name}/${encodeURIComponent(id)}`;
   return Object.assign(
     (input?: unknown, options?: CallOptions) =>
@@ -66,6 +67,11 @@ function member(name: string, call: Call) {
       // GET /<name> lists as /<plural> does, so the client needs no pluralizer.
       list: (query?: object, options?: CallOptions) =>
         call({ method: "GET", path: `/${name}`, query }, options),
+      subscribe: (
+        query: { where?: object } | undefined,
+        onEvent: (event: RealtimeEvent<unknown>) => void,
+        options?: SubscribeOptions,
+      ) => subscribe(clientOptions, name, query, onEvent, options),
       // Every page, one after the other, by cursor; a failed request throws its error.
       async *pages(query: Record<string, unknown> = {}, options?: CallOptions) {
         const { page: _, ...rest } = query;

@@ -10,4 +10,5 @@ export type {
   FetchOptions,
   RequestContext,
 } from "./request.ts";
+export type { RealtimeEvent, SubscribeOptions } from "./subscribe.ts";
 export type { Client, Fetch, FetchCallOptions, PluginMethod, ResourceClient } from "./types.ts";

@@ -6,6 +6,7 @@ import type { ListResult } from "../resource/list-query.ts";
 import type { Expanded, ExpandPath } from "../resource/relation-types.ts";
 import type { AnyResource, CreateInputOf, RecordOf, UpdateInputOf } from "../resource/types.ts";
 import type { CallOptions, ClientResult, FetchOptions } from "./request.ts";
+import type { RealtimeEvent, SubscribeOptions } from "./subscribe.ts";
 
 type ResourcesOf<App> = App extends { resources: readonly (infer R)[] }
   ? R extends AnyResource
@@ -69,6 +70,16 @@ export interface ResourceClient<R extends AnyResource, All extends AnyResource =
     query?: ListQueryInput<R, All>,
     options?: CallOptions<ListResult<RecordOf<R>>>,
   ): Promise<ClientResult<ListResult<RecordOf<R>>>>;
+  /**
+   * Live changes to the records you may list (and that match `where`), as they commit:
+   * `const stop = client.product.subscribe({ where: { price: { gte: 10 } } }, (e) => …)`.
+   * Reconnects by itself and resumes where it left off. Needs `realtime` on the server.
+   */
+  subscribe(
+    query: { where?: ListQueryInput<R, All>["where"] } | undefined,
+    onEvent: (event: RealtimeEvent<RecordOf<R>>) => void,
+    options?: SubscribeOptions,
+  ): () => void;
   /**
    * Every page of a list, by cursor: `for await (const page of client.product.pages({ where }))`.
    * A failed request throws its error.

@@ -6,9 +6,11 @@ import { autoMigrate } from "../db/auto-migrate.ts";
 import { type DatabaseOptions, openDatabase } from "../db/database.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import { buildOpenApi, type OpenApiDocument } from "../openapi/document.ts";
+import { eventsEndpoint, openStream, wantsEvents } from "../realtime/events-endpoint.ts";
+import { RealtimeHub, type RealtimeOptions, type RealtimeStats } from "../realtime/hub.ts";
 import type { Operation } from "../resource/access.ts";
 import { type CanOptions, can, canRead, type Permission } from "../resource/can.ts";
-import { chainHooks } from "../resource/hooks.ts";
+import { type AnyResourceHooks, chainHooks, type HookContext } from "../resource/hooks.ts";
 import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
 import { resourceTable } from "../resource/resource-table.ts";
@@ -78,6 +80,13 @@ export interface CrudkitOptions<
    * @example cors: { origin: ["https://app.example.com"], credentials: true }
    */
   cors?: CorsOptions;
+  /**
+   * Live changes over Server-Sent Events: `GET <basePath>/<plural>/events` (and the list's URL
+   * asked with `Accept: text/event-stream`) streams creates, updates and deletes, each checked for
+   * each subscriber against her list rule, filter and field rules. `true` for one instance; give a
+   * `bus` (redisBus, postgresBus) when several instances serve the app. @default off
+   */
+  realtime?: boolean | RealtimeOptions;
 }
 
 export interface CrudkitApp<R extends AnyResource = AnyResource, P extends CrudkitPlugin = CrudkitPlugin> {
@@ -103,6 +112,10 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
   can(operation: Operation, resource: R["name"], options: CanOptions): Promise<Permission>;
   /** The OpenAPI 3.1 document of every endpoint, built from the same list as the router. */
   openapi(): OpenApiDocument;
+  /** Open event streams and dropped slow clients on this instance (with `realtime`). */
+  readonly realtime: { stats(): RealtimeStats } | undefined;
+  /** Ends every event stream with a final `close` event (`serve().close()` calls it first). */
+  endStreams(): Promise<void>;
   /**
    * Closes the plugins, then the database. Requests that arrive afterwards answer 503. Serving
    * hosts drain their in-flight requests first (`serve()` does). Calling it again waits for the
@@ -155,6 +168,10 @@ export function crudkit<
   const database = openDatabase(options.database, log, statementTimeout);
   const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };
   const runtimes = new Map<string, ResourceRuntime>();
+  const identify = chainIdentify([
+    ...(options.identify ? [options.identify] : []),
+    ...plugins.flatMap((p) => (p.identify ? [p.identify] : [])),
+  ]);
   const relations = readRelations(options.resources);
   const files = plugins.find((p) => p.files)?.files;
   if (relations.ownsFiles && !files)
@@ -177,6 +194,13 @@ export function crudkit<
       (await runtimes.get(resource)?.fieldPolicy.hidden({ user, headers, operation: "read", resource })) ??
       new Set(),
   };
+  const hub = options.realtime
+    ? new RealtimeHub(
+        options.realtime === true ? {} : options.realtime,
+        async (resource, id) => runtimes.get(resource)?.store.findById(database.kysely, id),
+        log,
+      )
+    : undefined;
   const caches = plugins.flatMap((p) => (p.readCache ? [p.readCache] : []));
   if (caches.length > 1) throw new ConfigError("Only one plugin may cache reads; two were given.");
   const endpoints: Endpoint[] = [];
@@ -185,7 +209,7 @@ export function crudkit<
   for (const resource of options.resources) {
     const runtime = createResourceRuntime(resource, {
       database,
-      pluginHooks: plugins.flatMap((p) => (p.hooks ? [p.hooks] : [])),
+      pluginHooks: [...plugins.flatMap((p) => (p.hooks ? [p.hooks] : [])), ...(hub ? [publishing(hub)] : [])],
       ...listLimits,
       readCache: caches[0],
       log,
@@ -195,6 +219,13 @@ export function crudkit<
     });
     runtimes.set(resource.name, runtime);
     const own = resourceEndpoints(runtime);
+    if (hub) {
+      // The list's URLs answer an EventSource (Accept: text/event-stream) with the event stream.
+      for (const [i, e] of own.entries())
+        if (e.doc?.resource?.operation === "list")
+          own[i] = { ...e, handler: negotiated(e.handler, runtime, hub, identify) };
+      if (resource.plural !== resource.name) own.push(eventsEndpoint(runtime, hub, identify));
+    }
     endpoints.push(...own);
     // list<Plural> (and its alias): each gets list<Plural>Pages on app.api.
     for (const e of own)
@@ -251,16 +282,14 @@ export function crudkit<
 
   const deps: ContextDeps = {
     db: database.kysely,
-    identify: chainIdentify([
-      ...(options.identify ? [options.identify] : []),
-      ...plugins.flatMap((p) => (p.identify ? [p.identify] : [])),
-    ]),
+    identify,
     bodyLimit: pluginContext.bodyLimit,
     jsonDepth,
   };
   const ready = (async () => {
     if (options.autoMigrate) await autoMigrate(database, tables, log);
     for (const plugin of plugins) await plugin.init?.(pluginContext);
+    await hub?.start();
   })();
   // Callers that never await `ready` must not crash the process; the handler reports the failure.
   ready.catch(() => {});
@@ -285,6 +314,10 @@ export function crudkit<
     plugins: plugins as Plugins,
     endpoints,
     openapi,
+    realtime: hub && { stats: () => hub.stats() },
+    endStreams: async () => {
+      await hub?.close();
+    },
     async can(operation, resource, canOptions) {
       const runtime = runtimes.get(resource);
       if (!runtime) throw new ConfigError(`app.can(): there is no resource named "${String(resource)}".`);
@@ -294,6 +327,7 @@ export function crudkit<
     close() {
       closing ??= (async () => {
         // New requests are refused from here (see startup); those already running finish first.
+        await hub?.close();
         await inFlight.settled(CLOSE_GRACE_MS);
         for (const plugin of plugins) await plugin.close?.();
         await database.readers?.close();
@@ -303,6 +337,28 @@ export function crudkit<
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,
   } as CrudkitApp<Resources[number], Plugins[number]>;
+}
+
+/** Publishes every committed change of every resource to the realtime hub. */
+function publishing(hub: RealtimeHub): AnyResourceHooks {
+  return {
+    afterCreateCommit: (ctx: HookContext & { record: Record<string, unknown> }) =>
+      hub.publish("create", ctx.resource, ctx.record),
+    afterUpdateCommit: (ctx: HookContext & { record: Record<string, unknown> }) =>
+      hub.publish("update", ctx.resource, ctx.record),
+    afterDeleteCommit: (ctx: HookContext & { previous: Record<string, unknown> }) =>
+      hub.publish("delete", ctx.resource, ctx.previous),
+  };
+}
+
+/** A list handler that answers an EventSource with the resource's event stream. */
+function negotiated(
+  list: Endpoint["handler"],
+  runtime: ResourceRuntime,
+  hub: RealtimeHub,
+  identify: Identify | undefined,
+): Endpoint["handler"] {
+  return (ctx) => (wantsEvents(ctx) ? openStream(runtime, hub, identify, ctx) : list(ctx));
 }
 
 function wrapped(endpoint: Endpoint, plugins: readonly CrudkitPlugin[], app: PluginContext): Endpoint {

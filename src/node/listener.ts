@@ -12,6 +12,8 @@ export interface Servable {
   ready?: Promise<void>;
   /** Closes the app's plugins and database; `serve().close()` calls it once requests have drained. */
   close?: () => Promise<void>;
+  /** Ends long-lived answers (event streams) so connections can drain; `serve().close()` calls it first. */
+  endStreams?: () => Promise<void>;
 }
 
 export type NodeListener = (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>;

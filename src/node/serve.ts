@@ -85,6 +85,7 @@ export async function serve(app: Servable, options: ServeOptions = {}): Promise<
   let closed: Promise<void> | undefined;
   const close = async () => {
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    await app.endStreams?.();
     // Connections close as soon as they have no request in flight, checked often, so nothing is
     // counted per request; the server's close callback fires when the last one has gone.
     server.closeIdleConnections();

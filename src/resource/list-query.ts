@@ -95,7 +95,7 @@ export function parseListQuery(
     search: parseSearch(query.search, rules),
     sortBy: parseSortBy(query.sortBy, rules),
     sortOrder: parseSortOrder(query.sortOrder),
-    where: parseFilter(query, rules),
+    where: parseListFilter(query, rules),
     count: parseCount(query.count, rules),
     cursor: parseCursor(query),
   };
@@ -116,9 +116,10 @@ function parseCount(value: string | undefined, rules: ListRules): CountMode {
   return value as CountMode;
 }
 
-function parseFilter(
+/** The `filter[…]` parameters of a query, checked against the fields the caller may filter on. */
+export function parseListFilter(
   query: Readonly<Record<string, string | undefined>>,
-  rules: ListRules,
+  rules: Pick<ListRules, "filterable">,
 ): Condition | undefined {
   let filter: object | undefined;
   try {

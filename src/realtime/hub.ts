@@ -1,0 +1,174 @@
+// The realtime hub of one app instance: takes committed changes to the bus, and hands every event
+// the bus delivers to the event streams of its resource, each stream deciding for its subscriber
+// whether she may see it. Keeps the last events for resuming with Last-Event-ID, sends heartbeats,
+// and drops a stream whose client reads too slowly (a final `dropped` event, then the end).
+
+import { uuidv7 } from "../core/id.ts";
+import { type ChangeEvent, type ChangeType, memoryBus, type RealtimeBus } from "./bus.ts";
+
+export interface RealtimeOptions {
+  /** How events reach every instance. @default memoryBus() (one instance) */
+  bus?: RealtimeBus;
+  /** Seconds between heartbeats on an idle stream. @default 15 */
+  heartbeat?: number;
+  /** Events kept for a reconnecting client's `Last-Event-ID`. @default 1000 */
+  history?: number;
+  /** Bytes a stream may have waiting for a slow client before it is dropped. @default 1048576 */
+  maxQueued?: number;
+  /** Seconds between re-checks of a subscriber's access (her credentials' expiry too). @default 300 */
+  recheck?: number;
+  /** Streams open at once on this instance; more answer 503. @default 10000 */
+  maxStreams?: number;
+}
+
+/** One open event stream, as the hub sees it. */
+export interface Stream {
+  readonly resource: string;
+  /** Sends the event if its subscriber may see it (in order with the others). */
+  offer(event: ChangeEvent, text: (hidden: ReadonlySet<string>) => string): void;
+  /** Raw SSE text (heartbeats, control events); false once the stream is gone. */
+  write(text: string): boolean;
+  /** Ends the stream with a final control event. */
+  end(event: string, reason: string): void;
+}
+
+export interface RealtimeStats {
+  streams: number;
+  /** Streams dropped for reading too slowly since the start. */
+  dropped: number;
+  bus: string;
+}
+
+export class RealtimeHub {
+  readonly settings: Required<Omit<RealtimeOptions, "bus">>;
+  readonly bus: RealtimeBus;
+  #streams = new Map<string, Set<Stream>>();
+  #count = 0;
+  #history: ChangeEvent[] = [];
+  #heartbeat: NodeJS.Timeout | undefined;
+  #started: Promise<void> | undefined;
+  #deliveries: Promise<void> = Promise.resolve();
+  dropped = 0;
+
+  constructor(
+    options: RealtimeOptions,
+    /** Reads a record again, for an event that travelled without it. */
+    private readonly reload: (resource: string, id: string) => Promise<Record<string, unknown> | undefined>,
+    private readonly log: (message: string, error?: unknown) => void,
+  ) {
+    this.bus = options.bus ?? memoryBus();
+    this.settings = {
+      heartbeat: positive(options.heartbeat ?? 15, "heartbeat"),
+      history: Math.floor(positive(options.history ?? 1000, "history")),
+      maxQueued: Math.floor(positive(options.maxQueued ?? 1024 * 1024, "maxQueued")),
+      recheck: positive(options.recheck ?? 300, "recheck"),
+      maxStreams: Math.floor(positive(options.maxStreams ?? 10_000, "maxStreams")),
+    };
+  }
+
+  /** Connects to the bus and starts the heartbeats (once). */
+  start(): Promise<void> {
+    this.#started ??= (async () => {
+      await this.bus.start((event) => {
+        // One after the other, so an event read again from the database keeps its place.
+        this.#deliveries = this.#deliveries
+          .then(() => this.#deliver(event))
+          .catch((error) => {
+            this.log("crudkit: a realtime event could not be delivered", error);
+          });
+      });
+      this.#heartbeat = setInterval(() => this.#beat(), this.settings.heartbeat * 1000);
+      this.#heartbeat.unref();
+    })();
+    return this.#started;
+  }
+
+  /** After a commit: the change goes to every instance. Never throws into the write. */
+  async publish(type: ChangeType, resource: string, record: Record<string, unknown>): Promise<void> {
+    const event: ChangeEvent = { id: uuidv7(), resource, type, record, recordId: String(record.id) };
+    await this.bus
+      .publish(event)
+      .catch((error) => this.log("crudkit: a realtime event was not published", error));
+  }
+
+  /**
+   * Adds a stream. With `lastEventId`, the events after it that are still kept are offered first;
+   * false when that event is no longer kept (the client must reload what it shows).
+   */
+  attach(stream: Stream, lastEventId: string | undefined): boolean {
+    const set = this.#streams.get(stream.resource) ?? new Set<Stream>();
+    this.#streams.set(stream.resource, set);
+    set.add(stream);
+    this.#count++;
+    if (lastEventId === undefined) return true;
+    const at = this.#history.findIndex((e) => e.id === lastEventId);
+    if (at === -1) return false;
+    for (const event of this.#history.slice(at + 1))
+      if (event.resource === stream.resource) stream.offer(event, frames(event));
+    return true;
+  }
+
+  detach(stream: Stream): void {
+    if (this.#streams.get(stream.resource)?.delete(stream)) this.#count--;
+  }
+
+  get full(): boolean {
+    return this.#count >= this.settings.maxStreams;
+  }
+
+  stats(): RealtimeStats {
+    return { streams: this.#count, dropped: this.dropped, bus: this.bus.kind };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#heartbeat);
+    for (const set of this.#streams.values())
+      for (const stream of [...set]) stream.end("close", "The server is shutting down; reconnect shortly.");
+    this.#streams.clear();
+    this.#count = 0;
+    if (this.#started) await this.bus.close();
+  }
+
+  async #deliver(event: ChangeEvent): Promise<void> {
+    if (!event.record && event.type !== "delete") {
+      // Too large for the bus: read it again (it may be gone, or changed again: then a later event follows).
+      const record = await this.reload(event.resource, event.recordId);
+      if (!record) return;
+      event = { ...event, record };
+    }
+    this.#history.push(event);
+    if (this.#history.length > this.settings.history)
+      this.#history.splice(0, this.#history.length - this.settings.history);
+    const set = this.#streams.get(event.resource);
+    if (!set || set.size === 0) return;
+    const text = frames(event);
+    for (const stream of [...set]) stream.offer(event, text);
+  }
+
+  #beat(): void {
+    for (const set of this.#streams.values()) for (const stream of [...set]) stream.write(": heartbeat\n\n");
+  }
+}
+
+/** The SSE frame of an event for each set of hidden fields, made once per set. */
+function frames(event: ChangeEvent): (hidden: ReadonlySet<string>) => string {
+  const made = new Map<string, string>();
+  return (hidden) => {
+    const key = hidden.size === 0 ? "" : [...hidden].sort().join("\0");
+    let text = made.get(key);
+    if (text === undefined) {
+      const source = event.record ?? { id: event.recordId };
+      const record: Record<string, unknown> = {};
+      for (const name of Object.keys(source)) if (!hidden.has(name)) record[name] = source[name];
+      const data = JSON.stringify({ type: event.type, resource: event.resource, record });
+      text = `id: ${event.id}\nevent: ${event.type}\ndata: ${data}\n\n`;
+      made.set(key, text);
+    }
+    return text;
+  };
+}
+
+function positive(value: number, name: string): number {
+  if (!(Number.isFinite(value) && value > 0)) throw new Error(`realtime: ${name} must be a positive number.`);
+  return value;
+}

@@ -1,0 +1,127 @@
+// A checked filter (query/where.ts) evaluated on one record in memory, with SQL's meaning: a
+// comparison with a missing value is unknown, `not unknown` stays unknown, and only a true
+// condition passes, as a WHERE clause would decide for the same row. Event streams use it to check
+// every event against each subscriber's row rule and filter without asking the database.
+
+import type { Condition, FieldCondition, FilterField } from "../query/where.ts";
+
+/** true, false, or null for SQL's unknown. */
+type Truth = boolean | null;
+
+/**
+ * Whether `record` passes `condition`; undefined when it names another record (a relation
+ * filter), which only the database can answer.
+ */
+export function matchesWhere(
+  condition: Condition,
+  record: Readonly<Record<string, unknown>>,
+  fields: ReadonlyMap<string, FilterField>,
+): boolean | undefined {
+  try {
+    return evaluate(condition, record, fields) === true;
+  } catch (error) {
+    if (error === NEEDS_DATABASE) return undefined;
+    throw error;
+  }
+}
+
+/** Whether a condition names a field of another record anywhere in it. */
+export function namesOtherRecords(condition: Condition): boolean {
+  if (condition.kind === "related") return true;
+  if (condition.kind === "not") return namesOtherRecords(condition.item);
+  if (condition.kind === "and" || condition.kind === "or") return condition.items.some(namesOtherRecords);
+  return false;
+}
+
+const NEEDS_DATABASE = Symbol("needs the database");
+
+function evaluate(
+  condition: Condition,
+  record: Readonly<Record<string, unknown>>,
+  fields: ReadonlyMap<string, FilterField>,
+): Truth {
+  switch (condition.kind) {
+    case "and": {
+      let result: Truth = true;
+      for (const item of condition.items) {
+        const value = evaluate(item, record, fields);
+        if (value === false) return false;
+        if (value === null) result = null;
+      }
+      return result;
+    }
+    case "or": {
+      let result: Truth = false;
+      for (const item of condition.items) {
+        const value = evaluate(item, record, fields);
+        if (value === true) return true;
+        if (value === null) result = null;
+      }
+      return result;
+    }
+    case "not": {
+      const value = evaluate(condition.item, record, fields);
+      return value === null ? null : !value;
+    }
+    case "related":
+      throw NEEDS_DATABASE;
+    default:
+      return compare(condition, record[condition.field], fields.get(condition.field));
+  }
+}
+
+function compare(c: FieldCondition, raw: unknown, field: FilterField | undefined): Truth {
+  if (c.op === "isNull") return (raw === null || raw === undefined) === (c.value === true);
+  if (raw === null || raw === undefined) return null;
+  const kind = field?.kind ?? "string";
+  const value = normal(raw, kind);
+  switch (c.op) {
+    case "eq":
+      return value === normal(c.value, kind);
+    case "ne":
+      return value !== normal(c.value, kind);
+    case "in":
+      return (c.value as unknown[]).some((v) => normal(v, kind) === value);
+    case "nin":
+      return !(c.value as unknown[]).some((v) => normal(v, kind) === value);
+    case "gt":
+      return order(value, normal(c.value, kind)) > 0;
+    case "gte":
+      return order(value, normal(c.value, kind)) >= 0;
+    case "lt":
+      return order(value, normal(c.value, kind)) < 0;
+    case "lte":
+      return order(value, normal(c.value, kind)) <= 0;
+    case "contains":
+    case "startsWith":
+    case "endsWith": {
+      // Case-insensitive, as the database's LIKE / ILIKE match text.
+      const text = String(value).toLowerCase();
+      const term = String(c.value).toLowerCase();
+      if (c.op === "contains") return text.includes(term);
+      return c.op === "startsWith" ? text.startsWith(term) : text.endsWith(term);
+    }
+  }
+}
+
+/** Values of one kind in one form: dates as epoch milliseconds, booleans as booleans. */
+function normal(value: unknown, kind: FilterField["kind"]): unknown {
+  switch (kind) {
+    case "date":
+      return value instanceof Date ? value.getTime() : Date.parse(String(value));
+    case "boolean":
+      return value === true || value === 1 || value === "1" || value === "true";
+    case "integer":
+    case "number":
+      return typeof value === "number" ? value : Number(value);
+    default:
+      return String(value);
+  }
+}
+
+function order(a: unknown, b: unknown): number {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  const x = String(a);
+  const y = String(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
