@@ -65,6 +65,7 @@ const makeApp = (database: DatabaseOptions) =>
     database,
     autoMigrate: true,
     resources: [product, review],
+    realtime: true,
     plugins: [
       apiKey({ keys: { "admin-key": { id: "admin", roles: ["admin"] }, "user-key": { id: "user" } } }),
       jwt({ secret: "an openapi test secret that is long enough" }),
@@ -150,6 +151,11 @@ describe("the OpenAPI document", () => {
       expect(create.responses["429"].headers["Retry-After"]).toBeDefined();
     }
     expect(document.paths["/api/health"].get.responses["429"]).toBeUndefined();
+    const events = document.paths["/api/products/events"].get;
+    expect(Object.keys(events.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(events.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(["filter", "lastEventId", "Last-Event-ID"]),
+    );
     expect(document.components.schemas.Error.properties.code.enum).toEqual(
       expect.arrayContaining([
         "PRECONDITION_FAILED",

@@ -199,6 +199,7 @@ export function crudkit<
         options.realtime === true ? {} : options.realtime,
         async (resource, id) => runtimes.get(resource)?.store.findById(database.kysely, id),
         log,
+        database.profile.likeFolds,
       )
     : undefined;
   const caches = plugins.flatMap((p) => (p.readCache ? [p.readCache] : []));

@@ -76,8 +76,10 @@ export interface EndpointDoc {
   query?: Readonly<Record<string, JsonSchema>>;
   /** The JSON body. */
   body?: JsonSchema;
-  /** The successful answer: a JSON schema, or `"binary"` for a file. */
-  response?: JsonSchema | "binary";
+  /** The successful answer: a JSON schema, `"binary"` for a file, `"event-stream"` for SSE. */
+  response?: JsonSchema | "binary" | "event-stream";
+  /** Request headers it reads, as `{ name: description }`. */
+  headers?: Readonly<Record<string, string>>;
   /** Needs no credentials (health checks). */
   public?: boolean;
   /** Answers of other statuses that are not the error body: `{ 503: healthSchema }`. */

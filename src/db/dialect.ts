@@ -67,6 +67,11 @@ export interface DialectProfile {
   readonly currentTime: Expression<unknown>;
   /** `column` matches a LIKE pattern (with `\` escaping), ignoring case as search does. */
   likeMatch(column: Expression<unknown>, pattern: unknown): Expression<SqlBool>;
+  /**
+   * What `likeMatch` ignores, for the same match made in memory (event streams): SQLite's LIKE
+   * folds ASCII case only, PostgreSQL's ILIKE all case, MySQL's unicode_ci collation case and accents.
+   */
+  likeFolds: "ascii case" | "case" | "case and accents";
   /** `column = value`, compared exactly (bytes, not collation), while still using the index. */
   equalsExactly(column: string, value: unknown): Expression<SqlBool>;
   /** The table's row count from statistics, as `total`; cheap, and approximate. */

@@ -348,13 +348,27 @@ function pluginOperation(endpoint: Endpoint, doc: EndpointDoc) {
           description: "The file",
           content: { "application/octet-stream": { schema: { type: "string", contentEncoding: "binary" } } },
         }
-      : { description: doc.summary ?? "The answer", content: json(doc.response ?? {}) };
+      : doc.response === "event-stream"
+        ? {
+            description:
+              "Server-Sent Events: `create`, `update` and `delete` (data `{ type, resource, record }`, id for Last-Event-ID), and the control events `reset`, `dropped`, `expired` and `close` (data `{ reason }`).",
+            content: { "text/event-stream": { schema: { type: "string" } } },
+          }
+        : { description: doc.summary ?? "The answer", content: json(doc.response ?? {}) };
   const writes = endpoint.method !== "GET";
   return {
     operationId: endpoint.operationName ?? endpoint.clientMethod ?? operationIdOf(endpoint),
     ...(doc.summary ? { summary: doc.summary } : {}),
     tags: [...(doc.tags ?? [endpoint.path.split("/")[1] ?? "api"])],
-    parameters: Object.entries(doc.query ?? {}).map(([name, schema]) => ({ name, in: "query", schema })),
+    parameters: [
+      ...Object.entries(doc.query ?? {}).map(([name, schema]) => ({ name, in: "query", schema })),
+      ...Object.entries(doc.headers ?? {}).map(([name, description]) => ({
+        name,
+        in: "header",
+        schema: { type: "string" },
+        description,
+      })),
+    ],
     ...(writes ? { requestBody: { required: true, content: json(doc.body ?? {}) } } : {}),
     responses: Object.assign(
       responses(status, success, writes ? ERRORS.write : ERRORS.read),

@@ -34,6 +34,18 @@ export function eventsEndpoint(
     doc: {
       summary: `Stream ${resource.plural} as they are created, updated and deleted (Server-Sent Events)`,
       tags: [resource.name],
+      query: {
+        filter: {
+          type: "object",
+          description: "filter[field][op]=value, as on the list: only matching records.",
+        },
+        lastEventId: {
+          type: "string",
+          description: "Resume after this event (as the Last-Event-ID header).",
+        },
+      },
+      headers: { "Last-Event-ID": "Resume after this event: the ones since are sent first, or `reset`." },
+      response: "event-stream",
     },
     handler: (ctx) => openStream(rt, hub, identify, ctx),
   };
@@ -134,8 +146,8 @@ export async function openStream(
   };
 
   const visible = (record: Record<string, unknown>): boolean | undefined => {
-    if (where && !matchesWhere(where, record, filterFields)) return false;
-    return scope ? matchesWhere(scope, record, rt.ruleFields) : true;
+    if (where && !matchesWhere(where, record, filterFields, hub.likeFolds)) return false;
+    return scope ? matchesWhere(scope, record, rt.ruleFields, hub.likeFolds) : true;
   };
 
   // Asks the caller's identity and list rule again; a caller who lost access is told, then cut off.

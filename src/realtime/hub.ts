@@ -4,6 +4,7 @@
 // and drops a stream whose client reads too slowly (a final `dropped` event, then the end).
 
 import { uuidv7 } from "../core/id.ts";
+import type { DialectProfile } from "../db/dialect.ts";
 import { type ChangeEvent, type ChangeType, memoryBus, type RealtimeBus } from "./bus.ts";
 
 export interface RealtimeOptions {
@@ -55,6 +56,8 @@ export class RealtimeHub {
     /** Reads a record again, for an event that travelled without it. */
     private readonly reload: (resource: string, id: string) => Promise<Record<string, unknown> | undefined>,
     private readonly log: (message: string, error?: unknown) => void,
+    /** How the database's LIKE compares text, so events are filtered as lists are. */
+    readonly likeFolds: DialectProfile["likeFolds"] = "case",
   ) {
     this.bus = options.bus ?? memoryBus();
     this.settings = {

@@ -3,6 +3,7 @@
 // condition passes, as a WHERE clause would decide for the same row. Event streams use it to check
 // every event against each subscriber's row rule and filter without asking the database.
 
+import type { DialectProfile } from "../db/dialect.ts";
 import type { Condition, FieldCondition, FilterField } from "../query/where.ts";
 
 /** true, false, or null for SQL's unknown. */
@@ -16,9 +17,10 @@ export function matchesWhere(
   condition: Condition,
   record: Readonly<Record<string, unknown>>,
   fields: ReadonlyMap<string, FilterField>,
+  folds: DialectProfile["likeFolds"] = "case",
 ): boolean | undefined {
   try {
-    return evaluate(condition, record, fields) === true;
+    return evaluate(condition, record, { fields, fold: FOLDS[folds] }) === true;
   } catch (error) {
     if (error === NEEDS_DATABASE) return undefined;
     throw error;
@@ -35,16 +37,28 @@ export function namesOtherRecords(condition: Condition): boolean {
 
 const NEEDS_DATABASE = Symbol("needs the database");
 
-function evaluate(
-  condition: Condition,
-  record: Readonly<Record<string, unknown>>,
-  fields: ReadonlyMap<string, FilterField>,
-): Truth {
+interface Scope {
+  fields: ReadonlyMap<string, FilterField>;
+  /** Text as the database's LIKE compares it. */
+  fold: (text: string) => string;
+}
+
+const FOLDS: Record<DialectProfile["likeFolds"], (text: string) => string> = {
+  "ascii case": (text) => text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase()),
+  case: (text) => text.toLowerCase(),
+  "case and accents": (text) =>
+    text
+      .normalize("NFD")
+      .replace(/\p{M}+/gu, "")
+      .toLowerCase(),
+};
+
+function evaluate(condition: Condition, record: Readonly<Record<string, unknown>>, scope: Scope): Truth {
   switch (condition.kind) {
     case "and": {
       let result: Truth = true;
       for (const item of condition.items) {
-        const value = evaluate(item, record, fields);
+        const value = evaluate(item, record, scope);
         if (value === false) return false;
         if (value === null) result = null;
       }
@@ -53,24 +67,25 @@ function evaluate(
     case "or": {
       let result: Truth = false;
       for (const item of condition.items) {
-        const value = evaluate(item, record, fields);
+        const value = evaluate(item, record, scope);
         if (value === true) return true;
         if (value === null) result = null;
       }
       return result;
     }
     case "not": {
-      const value = evaluate(condition.item, record, fields);
+      const value = evaluate(condition.item, record, scope);
       return value === null ? null : !value;
     }
     case "related":
       throw NEEDS_DATABASE;
     default:
-      return compare(condition, record[condition.field], fields.get(condition.field));
+      return compare(condition, record[condition.field], scope);
   }
 }
 
-function compare(c: FieldCondition, raw: unknown, field: FilterField | undefined): Truth {
+function compare(c: FieldCondition, raw: unknown, { fields, fold }: Scope): Truth {
+  const field = fields.get(c.field);
   if (c.op === "isNull") return (raw === null || raw === undefined) === (c.value === true);
   if (raw === null || raw === undefined) return null;
   const kind = field?.kind ?? "string";
@@ -96,8 +111,8 @@ function compare(c: FieldCondition, raw: unknown, field: FilterField | undefined
     case "startsWith":
     case "endsWith": {
       // Case-insensitive, as the database's LIKE / ILIKE match text.
-      const text = String(value).toLowerCase();
-      const term = String(c.value).toLowerCase();
+      const text = fold(String(value));
+      const term = fold(String(c.value));
       if (c.op === "contains") return text.includes(term);
       return c.op === "startsWith" ? text.startsWith(term) : text.endsWith(term);
     }

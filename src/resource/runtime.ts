@@ -120,7 +120,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
 }
 
 /** The fields `filter[…]` may name: the resource's `filterable`, or every field that is not JSON. */
-function filterFields(resource: Pick<AnyResource, "fields" | "filterable">): Map<string, FilterField> {
+export function filterFields(resource: Pick<AnyResource, "fields" | "filterable">): Map<string, FilterField> {
   const allowed = resource.filterable ? new Set<string>(resource.filterable) : undefined;
   const fields = new Map<string, FilterField>();
   for (const field of resource.fields) {

@@ -46,6 +46,7 @@ export const mysqlProfile: DialectProfile = {
   tableOptions: sql`default character set utf8mb4 collate utf8mb4_unicode_ci`,
   currentTime: sql`(current_timestamp(3))`,
   // The pattern's collation is named, so indexed columns (binary collation) match as others do.
+  likeFolds: "case and accents",
   likeMatch: (column, pattern) =>
     sql`${column} like ${pattern} collate utf8mb4_unicode_ci escape ${sql.lit("\\")}`,
   // Collations pad with spaces, so `'a' = 'a '` holds: the bytes are compared too, while the plain

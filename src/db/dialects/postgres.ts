@@ -33,6 +33,7 @@ export const postgresProfile: DialectProfile = {
   dateLiteral: (date) => date.toISOString(),
   tableOptions: undefined,
   currentTime: sql`now()`,
+  likeFolds: "case",
   likeMatch: (column, pattern) => sql`${column} ilike ${pattern} escape ${sql.lit("\\")}`,
   equalsExactly: (column, value) => sql`${sql.ref(column)} = ${value}`,
   // -1 for a table never analyzed: read as "no estimate".

@@ -32,6 +32,7 @@ export const sqliteProfile: DialectProfile = {
   dateLiteral: (date) => date.toISOString(),
   tableOptions: undefined,
   currentTime: sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
+  likeFolds: "ascii case",
   likeMatch: (column, pattern) => sql`${column} like ${pattern} escape ${sql.lit("\\")}`,
   equalsExactly: (column, value) => sql`${sql.ref(column)} = ${value}`,
   // Rows are appended with growing rowids: the largest is the count, less any deleted.
