@@ -316,9 +316,7 @@ export function crudkit<
     endpoints,
     openapi,
     realtime: hub && { stats: () => hub.stats() },
-    endStreams: async () => {
-      await hub?.close();
-    },
+    endStreams: async () => hub?.endStreams(),
     async can(operation, resource, canOptions) {
       const runtime = runtimes.get(resource);
       if (!runtime) throw new ConfigError(`app.can(): there is no resource named "${String(resource)}".`);

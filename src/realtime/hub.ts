@@ -123,12 +123,18 @@ export class RealtimeHub {
     return { streams: this.#count, dropped: this.dropped, bus: this.bus.kind };
   }
 
-  async close(): Promise<void> {
-    clearInterval(this.#heartbeat);
+  /** Ends every open stream with a final `close` event; clients reconnect (and resume). */
+  endStreams(): void {
     for (const set of this.#streams.values())
       for (const stream of [...set]) stream.end("close", "The server is shutting down; reconnect shortly.");
     this.#streams.clear();
     this.#count = 0;
+  }
+
+  /** Ends the streams, the heartbeats and the bus connection. */
+  async close(): Promise<void> {
+    clearInterval(this.#heartbeat);
+    this.endStreams();
     if (this.#started) await this.bus.close();
   }
 
