@@ -6,6 +6,8 @@
 // "cached" ones a third API process with cache() on, all on the same databases. Cached throughput
 // is also compared with the uncached API's in the same run.
 //   --rows <n>: the scale bench instead (bench/scale.ts): n seeded rows, lists on SQLite and PostgreSQL
+//   --realtime: the realtime bench only (bench/realtime.ts): 1,000 subscribers, 100 writes/s; the
+//   full run (no --only) ends with it too. --subscribers <n> (1000), --rate <writes/s> (100)
 //   --only <text>: just the scenarios whose name contains it, and no 100 MiB upload
 //   --duration <s> (4)  --connections <n> (32)  --rounds <n> (3)  --seed <n> (2000)
 //   --db sqlite|postgres (sqlite): the example API's database; postgres uses a fresh database on the
@@ -18,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import { runRealtime } from "./realtime.ts";
 import { runScale } from "./scale.ts";
 import { freshPostgres, HEADERS, peakRss, start, type Target, USER_HEADERS } from "./servers.ts";
 
@@ -30,6 +33,9 @@ const { values: args } = parseArgs({
     db: { type: "string", default: "sqlite" },
     only: { type: "string" },
     rows: { type: "string" },
+    realtime: { type: "boolean" },
+    subscribers: { type: "string", default: "1000" },
+    rate: { type: "string", default: "100" },
   },
 });
 const DURATION = Number(args.duration);
@@ -396,5 +402,17 @@ async function main(): Promise<void> {
   }
 }
 
+const realtimeBench = async () => {
+  const ok = await runRealtime({
+    subscribers: Number(args.subscribers),
+    rate: Number(args.rate),
+    seconds: args.realtime ? Math.max(DURATION, 10) : 10,
+  });
+  if (!ok) process.exitCode = 1;
+};
 if (args.rows) await runScale({ rows: Number(args.rows), rounds: ROUNDS, only: args.only, db: args.db });
-else await main();
+else if (args.realtime) await realtimeBench();
+else {
+  await main();
+  if (!args.only || "realtime".includes(args.only)) await realtimeBench();
+}

@@ -38,13 +38,24 @@ export interface StartOptions {
   cache?: "on" | "off";
   /** The audit log (the API's plugin, the reference's audit rows). @default on */
   audit?: "on" | "off";
+  /** The API's event streams. @default off (the core scenarios measure the API without them) */
+  realtime?: "on" | "off";
+  /** serve()'s maxConnections. @default its own (1024) */
+  maxConnections?: number;
 }
 
 export async function start(
   name: Target["name"],
   script: string,
   dataDir: string,
-  { databaseUrl = "", maxFileSize = 10 * 1024 * 1024, cache = "off", audit = "on" }: StartOptions = {},
+  {
+    databaseUrl = "",
+    maxFileSize = 10 * 1024 * 1024,
+    cache = "off",
+    audit = "on",
+    realtime = "off",
+    maxConnections,
+  }: StartOptions = {},
 ): Promise<Target> {
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", script], {
@@ -59,6 +70,8 @@ export async function start(
       DATABASE_URL: databaseUrl,
       CACHE: cache,
       AUDIT: audit,
+      REALTIME: realtime,
+      MAX_CONNECTIONS: maxConnections === undefined ? "" : String(maxConnections),
     },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -95,6 +95,8 @@ export interface ExampleOptions {
   cache?: boolean;
   /** Record every write in the audit log. @default true */
   audit?: boolean;
+  /** Live changes at /api/<plural>/events (Server-Sent Events). @default true */
+  realtime?: boolean;
   /** Where uploads whose content comes before their name wait. @default the upload plugin's */
   spoolDir?: string;
 }
@@ -106,6 +108,8 @@ export function createExampleApp(options: ExampleOptions) {
     resources: [product, order, review],
     // The API reference at /api/docs, from the OpenAPI document at /api/openapi.json.
     docs: true,
+    // Live changes: GET /api/products/events, or client.product.subscribe(…).
+    realtime: options.realtime !== false,
     plugins: [
       apiKey({
         keys: {

@@ -2,7 +2,8 @@
 //   PORT (3000), HOST (127.0.0.1), API_KEY (the admin's; a development key when unset),
 //   USER_API_KEY (a user without roles; a development key when unset), DATA_DIR (./data),
 //   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR), MAX_FILE_SIZE (10485760),
-//   CACHE (on; `off` serves every read from the database), AUDIT (on; `off` records no audit log)
+//   CACHE (on; `off` serves every read from the database), AUDIT (on; `off` records no audit log),
+//   REALTIME (on; `off` serves no event streams), MAX_CONNECTIONS (serve()'s default, 1024)
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -33,8 +34,10 @@ const app = createExampleApp({
   spoolDir: join(dataDir, "spool"),
   cache: process.env.CACHE !== "off",
   audit: process.env.AUDIT !== "off",
+  realtime: process.env.REALTIME !== "off",
 });
-const running = await serve(await withSite(app, uploadDir), { port, hostname });
+const maxConnections = Number(process.env.MAX_CONNECTIONS) || undefined;
+const running = await serve(await withSite(app, uploadDir), { port, hostname, maxConnections });
 
 console.log(`crudkit example API listening on ${running.url}/api`);
 console.log(`API key: ${key}`);

@@ -15,6 +15,8 @@ import type { RealtimeHub, Stream } from "./hub.ts";
 import { matchesWhere, namesOtherRecords } from "./where-match.ts";
 
 const EVENT_ID = /^[\w-]{1,100}$/;
+/** Bytes of events that are sent at once rather than at the next flush. */
+const FLUSH_AT = 64 * 1024;
 const encoder = new TextEncoder();
 
 /** Whether a request asks for the event stream (EventSource sends this Accept). */
@@ -99,20 +101,34 @@ export async function openStream(
     clearTimeout(timer);
     hub.detach(stream);
   };
+  // Bytes waiting for the next flush (the hub flushes every stream at most every `flushEvery` ms).
+  let waiting: Uint8Array[] = [];
+  let waitingBytes = 0;
   const stream: Stream = {
     resource: rt.resource.name,
-    write(text) {
+    write(bytes) {
       if (!open) return false;
-      controller.enqueue(encoder.encode(text));
+      waiting.push(bytes);
+      waitingBytes += bytes.byteLength;
+      // A burst goes out (and counts against the slow-client limit) without waiting for the timer.
+      if (waitingBytes >= FLUSH_AT) stream.flush();
+      else hub.pending(stream);
+      return open;
+    },
+    flush() {
+      if (!open || waiting.length === 0) return;
+      controller.enqueue(waiting.length === 1 ? waiting[0]! : Buffer.concat(waiting));
+      waiting = [];
+      waitingBytes = 0;
       // The client reads too slowly: what waits for it must not grow without bound.
       if ((controller.desiredSize ?? 0) < -hub.settings.maxQueued) {
         hub.dropped++;
         stream.end("dropped", "This client read events too slowly; reconnect with Last-Event-ID.");
-        return false;
       }
-      return true;
     },
     end(event, reason) {
+      if (!open) return;
+      stream.flush();
       if (!open) return;
       controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify({ reason })}\n\n`));
       close();
@@ -122,24 +138,24 @@ export async function openStream(
         // The stream was already cancelled.
       }
     },
-    offer(event, text) {
+    offer(event, frame) {
       if (!open) return;
       const record = event.record;
       if (!record) {
         // A delete too large for the bus: only a subscriber who sees every row may hear of it.
-        if (!scope && !where) stream.write(text(hidden));
+        if (!scope && !where) stream.write(frame(hidden));
         return;
       }
       const seen = visible(record);
       if (seen !== undefined) {
-        if (seen) stream.write(text(hidden));
+        if (seen) stream.write(frame(hidden));
         return;
       }
       // The row rule names related records: the database decides (a deleted record cannot be asked).
       if (event.type === "delete") return;
       pending = pending
         .then(async () => {
-          if (open && (await rt.store.findById(rt.db, event.recordId, scope))) stream.write(text(hidden));
+          if (open && (await rt.store.findById(rt.db, event.recordId, scope))) stream.write(frame(hidden));
         })
         .catch((error) => rt.log("crudkit: a realtime event could not be checked", error));
     },
@@ -185,7 +201,9 @@ export async function openStream(
   const resumed = hub.attach(stream, lastEventId || undefined);
   if (!resumed)
     stream.write(
-      `event: reset\ndata: ${JSON.stringify({ reason: "Events since Last-Event-ID are no longer kept; reload, then keep listening." })}\n\n`,
+      encoder.encode(
+        `event: reset\ndata: ${JSON.stringify({ reason: "Events since Last-Event-ID are no longer kept; reload, then keep listening." })}\n\n`,
+      ),
     );
   schedule(admission.user);
   return new Response(body, {

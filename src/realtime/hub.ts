@@ -20,15 +20,28 @@ export interface RealtimeOptions {
   recheck?: number;
   /** Streams open at once on this instance; more answer 503. @default 10000 */
   maxStreams?: number;
+  /**
+   * Milliseconds events may wait to be sent together: one write per stream per window instead of
+   * one per event, which is what lets one instance serve thousands of streams. @default 20
+   */
+  flushEvery?: number;
 }
+
+/** An event's SSE frame for a set of hidden fields, encoded once per set and shared by streams. */
+export type Frame = (hidden: ReadonlySet<string>) => Uint8Array;
+
+const encoder = new TextEncoder();
+const HEARTBEAT = encoder.encode(": heartbeat\n\n");
 
 /** One open event stream, as the hub sees it. */
 export interface Stream {
   readonly resource: string;
   /** Sends the event if its subscriber may see it (in order with the others). */
-  offer(event: ChangeEvent, text: (hidden: ReadonlySet<string>) => string): void;
-  /** Raw SSE text (heartbeats, control events); false once the stream is gone. */
-  write(text: string): boolean;
+  offer(event: ChangeEvent, frame: Frame): void;
+  /** Raw SSE bytes (heartbeats); false once the stream is gone. */
+  write(bytes: Uint8Array): boolean;
+  /** Sends what was written since the last flush, as one chunk. */
+  flush(): void;
   /** Ends the stream with a final control event. */
   end(event: string, reason: string): void;
 }
@@ -49,6 +62,8 @@ export class RealtimeHub {
   #heartbeat: NodeJS.Timeout | undefined;
   #started: Promise<void> | undefined;
   #deliveries: Promise<void> = Promise.resolve();
+  #dirty = new Set<Stream>();
+  #flushTimer: NodeJS.Timeout | undefined;
   dropped = 0;
 
   constructor(
@@ -66,6 +81,7 @@ export class RealtimeHub {
       maxQueued: Math.floor(positive(options.maxQueued ?? 1024 * 1024, "maxQueued")),
       recheck: positive(options.recheck ?? 300, "recheck"),
       maxStreams: Math.floor(positive(options.maxStreams ?? 10_000, "maxStreams")),
+      flushEvery: positive(options.flushEvery ?? 20, "flushEvery"),
     };
   }
 
@@ -113,6 +129,18 @@ export class RealtimeHub {
 
   detach(stream: Stream): void {
     if (this.#streams.get(stream.resource)?.delete(stream)) this.#count--;
+    this.#dirty.delete(stream);
+  }
+
+  /** A stream has bytes waiting: they go out with the next flush, at most `flushEvery` ms away. */
+  pending(stream: Stream): void {
+    this.#dirty.add(stream);
+    this.#flushTimer ??= setTimeout(() => {
+      this.#flushTimer = undefined;
+      const dirty = [...this.#dirty];
+      this.#dirty.clear();
+      for (const each of dirty) each.flush();
+    }, this.settings.flushEvery);
   }
 
   get full(): boolean {
@@ -134,6 +162,7 @@ export class RealtimeHub {
   /** Ends the streams, the heartbeats and the bus connection. */
   async close(): Promise<void> {
     clearInterval(this.#heartbeat);
+    clearTimeout(this.#flushTimer);
     this.endStreams();
     if (this.#started) await this.bus.close();
   }
@@ -150,18 +179,22 @@ export class RealtimeHub {
       this.#history.splice(0, this.#history.length - this.settings.history);
     const set = this.#streams.get(event.resource);
     if (!set || set.size === 0) return;
-    const text = frames(event);
-    for (const stream of [...set]) stream.offer(event, text);
+    const frame = frames(event);
+    for (const stream of [...set]) stream.offer(event, frame);
   }
 
   #beat(): void {
-    for (const set of this.#streams.values()) for (const stream of [...set]) stream.write(": heartbeat\n\n");
+    for (const set of this.#streams.values())
+      for (const stream of [...set]) {
+        stream.write(HEARTBEAT);
+        stream.flush();
+      }
   }
 }
 
 /** The SSE frame of an event for each set of hidden fields, made once per set. */
-function frames(event: ChangeEvent): (hidden: ReadonlySet<string>) => string {
-  const made = new Map<string, string>();
+function frames(event: ChangeEvent): Frame {
+  const made = new Map<string, Uint8Array>();
   return (hidden) => {
     const key = hidden.size === 0 ? "" : [...hidden].sort().join("\0");
     let text = made.get(key);
@@ -170,7 +203,7 @@ function frames(event: ChangeEvent): (hidden: ReadonlySet<string>) => string {
       const record: Record<string, unknown> = {};
       for (const name of Object.keys(source)) if (!hidden.has(name)) record[name] = source[name];
       const data = JSON.stringify({ type: event.type, resource: event.resource, record });
-      text = `id: ${event.id}\nevent: ${event.type}\ndata: ${data}\n\n`;
+      text = encoder.encode(`id: ${event.id}\nevent: ${event.type}\ndata: ${data}\n\n`);
       made.set(key, text);
     }
     return text;
