@@ -11,6 +11,7 @@ describe("crudkit-api/client bundle", () => {
       "src/client/filter-params.ts",
       "src/client/index.ts",
       "src/client/request.ts",
+      "src/client/subscribe.ts",
     ]);
     for (const marker of ["kysely", "better-sqlite3", "zod", "node:", "require("])
       expect(bundle.code).not.toContain(marker);
