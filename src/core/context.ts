@@ -57,6 +57,26 @@ export class HttpContext implements EndpointContext {
   }
 }
 
+/**
+ * The same call with some of its parts replaced (another Request whose body a plugin observes as
+ * it streams, the parameters of an inner endpoint); the caller, identified once, stays the same.
+ */
+export function contextWith(ctx: EndpointContext, changes: Partial<EndpointContext>): EndpointContext {
+  return {
+    params: ctx.params,
+    query: ctx.query,
+    headers: ctx.headers,
+    request: ctx.request,
+    source: ctx.source,
+    overrideAccess: ctx.overrideAccess,
+    ip: ctx.ip,
+    db: ctx.db,
+    readBody: () => ctx.readBody(),
+    getUser: () => ctx.getUser(),
+    ...changes,
+  };
+}
+
 /** Options of an `app.api` call. */
 export interface CallOptions {
   body?: unknown;

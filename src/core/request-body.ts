@@ -87,3 +87,14 @@ export function interrupted(cause: unknown): APIError {
 function tooLarge(limit: number): APIError {
   return new APIError("PAYLOAD_TOO_LARGE", `The request body is larger than the limit of ${limit} bytes.`);
 }
+
+/** The request with its body passed through `transform` (a plugin counting or hashing the bytes). */
+export function throughBody(request: Request, transform: TransformStream<Uint8Array, Uint8Array>): Request {
+  if (!request.body) return request;
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body.pipeThrough(transform),
+    duplex: "half",
+  } as RequestInit);
+}

@@ -3,6 +3,7 @@
 // endpoint's own handler runs, with the caller's headers, rules and validation unchanged.
 
 import { flattenFilter } from "../client/filter-params.ts";
+import { contextWith } from "./context.ts";
 import type { Endpoint, EndpointContext } from "./endpoint.ts";
 import { APIError, ConfigError } from "./errors.ts";
 import { toResponse } from "./http-handler.ts";
@@ -26,7 +27,7 @@ export function rpcEndpoint(endpoints: readonly Endpoint[]): Endpoint | undefine
       if (!endpoint) throw new APIError("NOT_FOUND", "No client method of that name exists.");
       // An endpoint that reads the request stream itself gets it whole: the input is the body.
       if (endpoint.rawBody)
-        return toResponse(endpoint, await endpoint.handler({ ...contextFields(ctx), params: {} }));
+        return toResponse(endpoint, await endpoint.handler(contextWith(ctx, { params: {} })));
       const input = await ctx.readBody();
       if (typeof input !== "object" || input === null || Array.isArray(input)) {
         throw new APIError("VALIDATION_ERROR", "Expected a JSON object with the method's input.", {
@@ -38,21 +39,6 @@ export function rpcEndpoint(endpoints: readonly Endpoint[]): Endpoint | undefine
         await endpoint.handler(innerContext(ctx, endpoint, input as Record<string, unknown>)),
       );
     },
-  };
-}
-
-function contextFields(ctx: EndpointContext): EndpointContext {
-  return {
-    params: ctx.params,
-    query: ctx.query,
-    headers: ctx.headers,
-    request: ctx.request,
-    source: ctx.source,
-    overrideAccess: ctx.overrideAccess,
-    ip: ctx.ip,
-    db: ctx.db,
-    readBody: () => ctx.readBody(),
-    getUser: () => ctx.getUser(),
   };
 }
 
@@ -82,16 +68,5 @@ function innerContext(
         for (const [name, text] of flattenFilter(value)) query[name] = text;
       else query[key] = value == null ? undefined : String(value);
     }
-  return {
-    params,
-    query,
-    headers: outer.headers,
-    request: outer.request,
-    source: outer.source,
-    overrideAccess: outer.overrideAccess,
-    ip: outer.ip,
-    db: outer.db,
-    readBody: async () => (carriesBody ? rest : undefined),
-    getUser: () => outer.getUser(),
-  };
+  return contextWith(outer, { params, query, readBody: async () => (carriesBody ? rest : undefined) });
 }

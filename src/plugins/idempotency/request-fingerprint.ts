@@ -3,9 +3,10 @@
 // held in memory for this); a retry's body is hashed and discarded, up to the first one's length.
 
 import { createHash, type Hash } from "node:crypto";
+import { contextWith } from "../../core/context.ts";
 import type { EndpointContext } from "../../core/endpoint.ts";
 import { canonicalJson } from "../../core/etag.ts";
-import { readJsonBody } from "../../core/request-body.ts";
+import { readJsonBody, throughBody } from "../../core/request-body.ts";
 
 /** `<length>:<sha256>` of a request: comparable, and the length bounds how much of a retry is read. */
 export type Fingerprint = string;
@@ -32,7 +33,8 @@ export function observed(
   const hash = startHash(request);
   let length = 0;
   let ended = !request.body;
-  const body = request.body?.pipeThrough(
+  const copy = throughBody(
+    request,
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         hash.update(chunk);
@@ -44,28 +46,12 @@ export function observed(
       },
     }),
   );
-  const copy = body
-    ? new Request(request.url, {
-        method: request.method,
-        headers: request.headers,
-        body,
-        duplex: "half",
-      } as RequestInit)
-    : request;
   let parsed: Promise<unknown> | undefined;
   return {
-    ctx: {
-      params: ctx.params,
-      query: ctx.query,
-      headers: ctx.headers,
+    ctx: contextWith(ctx, {
       request: copy,
-      source: ctx.source,
-      overrideAccess: ctx.overrideAccess,
-      ip: ctx.ip,
-      db: ctx.db,
       readBody: () => (parsed ??= readJsonBody(copy, limits.bodyLimit, limits.jsonDepth)),
-      getUser: () => ctx.getUser(),
-    },
+    }),
     fingerprint: async () => (ended ? `${length}:${hash.digest("base64url")}` : undefined),
   };
 }

@@ -4,11 +4,13 @@
 // of upload bytes per caller, counted as the bodies stream. Counters in memory, or in Redis for
 // every instance. The in-process API is not limited unless `inProcess` says so.
 
+import { contextWith } from "../../core/context.ts";
 import type { Endpoint, EndpointContext } from "../../core/endpoint.ts";
 import { APIError } from "../../core/errors.ts";
 import { toResponse } from "../../core/http-handler.ts";
 import type { User } from "../../core/identity.ts";
 import type { CrudkitPlugin } from "../../core/plugin.ts";
+import { throughBody } from "../../core/request-body.ts";
 import { memoryRateLimitStore, type RateLimitStore } from "./store.ts";
 
 export type RateLimitBy = "user" | "ip" | ((ctx: EndpointContext, user: User | null) => string | null);
@@ -106,7 +108,8 @@ export function rateLimit(options: RateLimitOptions = {}) {
       const declared = Number(request.headers.get("content-length") ?? Number.NaN);
       const used = await store.add(key, 0, meter.windowMs);
       if (declared > meter.max - used.total) throw refuse(used.resetAt);
-      const body = request.body.pipeThrough(
+      const copy = throughBody(
+        request,
         new TransformStream<Uint8Array, Uint8Array>({
           async transform(chunk, controller) {
             const count = await store.add(key, chunk.byteLength, meter.windowMs);
@@ -119,24 +122,7 @@ export function rateLimit(options: RateLimitOptions = {}) {
           },
         }),
       );
-      const copy = new Request(request.url, {
-        method: request.method,
-        headers: request.headers,
-        body,
-        duplex: "half",
-      } as RequestInit);
-      return {
-        params: ctx.params,
-        query: ctx.query,
-        headers: ctx.headers,
-        request: copy,
-        source: ctx.source,
-        overrideAccess: ctx.overrideAccess,
-        ip: ctx.ip,
-        db: ctx.db,
-        readBody: () => ctx.readBody(),
-        getUser: () => ctx.getUser(),
-      };
+      return contextWith(ctx, { request: copy });
     }
   }
 
