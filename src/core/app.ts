@@ -2,10 +2,12 @@
 // `handler` and in-process by `api`.
 
 import type { Kysely } from "kysely";
+import { type RealtimeEvent, type SubscribeOptions, subscribe } from "../client/subscribe.ts";
 import { autoMigrate } from "../db/auto-migrate.ts";
 import { type DatabaseOptions, openDatabase } from "../db/database.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import { buildOpenApi, type OpenApiDocument } from "../openapi/document.ts";
+import type { Where } from "../query/where.ts";
 import { eventsEndpoint, openStream, wantsEvents } from "../realtime/events-endpoint.ts";
 import { RealtimeHub, type RealtimeOptions, type RealtimeStats } from "../realtime/hub.ts";
 import type { Operation } from "../resource/access.ts";
@@ -15,7 +17,7 @@ import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
 import { resourceTable } from "../resource/resource-table.ts";
 import { createResourceRuntime, type Log, type ResourceRuntime } from "../resource/runtime.ts";
-import type { AnyResource } from "../resource/types.ts";
+import type { AnyResource, RecordOf } from "../resource/types.ts";
 import type { ResourceApi } from "./api-types.ts";
 import type { ContextDeps } from "./context.ts";
 import { type CorsOptions, createCors } from "./cors.ts";
@@ -113,7 +115,7 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
   /** The OpenAPI 3.1 document of every endpoint, built from the same list as the router. */
   openapi(): OpenApiDocument;
   /** Open event streams and dropped slow clients on this instance (with `realtime`). */
-  readonly realtime: { stats(): RealtimeStats } | undefined;
+  readonly realtime: AppRealtime<R> | undefined;
   /** Ends every event stream with a final `close` event (`serve().close()` calls it first). */
   endStreams(): Promise<void>;
   /**
@@ -122,6 +124,25 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
    * first call.
    */
   close(): Promise<void>;
+}
+
+/** Realtime from server code: the same streams, rules and filters as over HTTP. */
+export interface AppRealtime<R extends AnyResource> {
+  /** Open event streams and dropped slow clients on this instance. */
+  stats(): RealtimeStats;
+  /**
+   * Live changes to `resource` that the caller named by `headers` may list (and that match
+   * `where`), for server code: a worker, a webhook sender. Returns the function that stops it.
+   *
+   * @example
+   * const stop = app.realtime!.subscribe("order", { headers: { "x-api-key": key } }, (e) => notify(e.record));
+   */
+  subscribe<N extends R["name"]>(
+    resource: N,
+    options: { headers?: HeadersInit; where?: Where<RecordOf<Extract<R, { name: N }>>> },
+    onEvent: (event: RealtimeEvent<RecordOf<Extract<R, { name: N }>>>) => void,
+    callbacks?: Omit<SubscribeOptions, "headers">,
+  ): () => void;
 }
 
 /** How long close() lets running requests finish before it closes the database under them. */
@@ -315,7 +336,31 @@ export function crudkit<
     plugins: plugins as Plugins,
     endpoints,
     openapi,
-    realtime: hub && { stats: () => hub.stats() },
+    realtime: hub && {
+      stats: () => hub.stats(),
+      // Through the handler, as a client would: one code path decides what every subscriber sees.
+      subscribe: (
+        resource: string,
+        { headers, where }: { headers?: HeadersInit; where?: object },
+        onEvent: never,
+        callbacks = {},
+      ) => {
+        const plural = runtimes.get(resource)?.resource.plural;
+        if (!plural) throw new ConfigError(`realtime.subscribe(): there is no resource named "${resource}".`);
+        const handler = createHttpHandler({ router, deps, startup, log, inFlight, cors: undefined });
+        return subscribe(
+          {
+            baseURL: `http://in-process.local${basePath}`,
+            headers: headers ?? {},
+            fetch: (url, init) => handler(new Request(url, init)),
+          },
+          plural,
+          where ? { where } : undefined,
+          onEvent,
+          callbacks,
+        );
+      },
+    },
     endStreams: async () => hub?.endStreams(),
     async can(operation, resource, canOptions) {
       const runtime = runtimes.get(resource);
