@@ -18,7 +18,9 @@ import {
 } from "crudkit-api";
 import { createClient, type RealtimeEvent } from "crudkit-api/client";
 import { type RunningServer, serve } from "crudkit-api/node";
+import { jwt } from "crudkit-api/plugins";
 import { Redis } from "ioredis";
+import { SignJWT } from "jose";
 import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { DIALECTS, forEachDialect, servedPerDialect } from "./dialects.ts";
@@ -422,6 +424,30 @@ forEachDialect((dialect) => {
         );
       }
     });
+  });
+});
+
+describe("realtime with JWTs", () => {
+  it("a token's exp ends the stream (`expired`) once the jwt plugin refuses it", async () => {
+    const secret = "a realtime test secret that is long enough";
+    const app = crudkit({
+      database: { provider: "sqlite", url: ":memory:" },
+      autoMigrate: true,
+      resources: [task],
+      realtime: true,
+      plugins: [jwt({ secret, clockTolerance: 0 })],
+    });
+    const server = await serve(app, { port: 0 });
+    const token = await new SignJWT({})
+      .setSubject("ann")
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 2)
+      .setProtectedHeader({ alg: "HS256" })
+      .sign(new TextEncoder().encode(secret));
+    const stream = await rawStream(`${server.url}/api/tasks/events`, { authorization: `Bearer ${token}` });
+    expect(stream.response.status).toBe(200);
+    await until(() => stream.text.includes("event: expired"), 6000);
+    await stream.stop();
+    await server.close();
   });
 });
 

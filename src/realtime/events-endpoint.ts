@@ -184,7 +184,8 @@ export async function openStream(
     if (!open) return;
     const expiry = expiryOf(user);
     const wait = Math.min(hub.settings.recheck * 1000, expiry === undefined ? Infinity : expiry - Date.now());
-    timer = setTimeout(() => void recheck(), Math.max(0, wait));
+    // Credentials past their expiry may still pass for a moment (a clock tolerance): ask each second.
+    timer = setTimeout(() => void recheck(), wait > 0 ? wait : 1000);
     timer.unref();
   };
 
