@@ -4,6 +4,7 @@
 
 import { randomBytes } from "node:crypto";
 import { createResource, crudkit, type DatabaseOptions, MemoryStorage, withId } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
 import {
   type RateLimitOptions,
   type RateLimitStore,
@@ -101,6 +102,18 @@ forEachDialect((dialect) => {
       });
       expect(over.status).toBe(429);
       expect(over.headers.get("ratelimit-policy")).toBe("3;w=60");
+    });
+
+    it("the client gets a 429 as its error, with the code and the limit in its message", async () => {
+      const client = createClient<ReturnType<typeof makeApp>>({
+        baseURL: `${served.server.url}/api`,
+        headers: { "x-user": "erin" },
+      });
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push(await client.product.list());
+      expect(answers.slice(0, 5).every((a) => a.error === null)).toBe(true);
+      expect(answers[5]!.error).toMatchObject({ status: 429, code: "RATE_LIMITED" });
+      expect(answers[5]!.error!.message).toMatch(/retry in \d+ s/);
     });
 
     it("the in-process API is not limited unless asked", async () => {

@@ -281,6 +281,31 @@ forEachDialect((dialect) => {
       }
     });
 
+    it("app.realtime.subscribe streams what the caller named by the headers may see, typed", async () => {
+      const app = makeApp(await dialect.fresh());
+      await app.ready;
+      const events: { type: string; title: string }[] = [];
+      const stop = app.realtime!.subscribe(
+        "task",
+        { headers: { "x-user": "ann" }, where: { priority: { gte: 2 } } },
+        (event) => {
+          expectTypeOf(event.record.priority).toEqualTypeOf<number>();
+          events.push({ type: event.type, title: event.record.title });
+        },
+      );
+      await settle(100);
+      await app.api.createTask({ body: { title: "kept", owner: "ann", priority: 2, secret: "s3cr3t" } });
+      await app.api.createTask({ body: { title: "low", owner: "ann", priority: 1 } });
+      await app.api.createTask({ body: { title: "bob's", owner: "bob", priority: 5 } });
+      await until(() => events.length === 1);
+      await settle();
+      expect(events).toEqual([{ type: "create", title: "kept" }]);
+      stop();
+      // @ts-expect-error only resources of the app
+      expect(() => app.realtime!.subscribe("nope", {}, () => {})).toThrow(/no resource named/);
+      await app.close();
+    });
+
     it("the client's events are typed from the resource", () => {
       const client = createClient<App>({ baseURL: "http://127.0.0.1:1/api" });
       type Subscribe = typeof client.task.subscribe;
@@ -448,32 +473,5 @@ describe("realtime with JWTs", () => {
     await until(() => stream.text.includes("event: expired"), 6000);
     await stream.stop();
     await server.close();
-  });
-});
-
-describe("realtime from server code", () => {
-  it("app.realtime.subscribe streams what the caller named by the headers may see, typed", async () => {
-    const app = makeApp({ provider: "sqlite", url: ":memory:" });
-    await app.ready;
-    const events: { type: string; title: string }[] = [];
-    const stop = app.realtime!.subscribe(
-      "task",
-      { headers: { "x-user": "ann" }, where: { priority: { gte: 2 } } },
-      (event) => {
-        expectTypeOf(event.record.priority).toEqualTypeOf<number>();
-        events.push({ type: event.type, title: event.record.title });
-      },
-    );
-    await settle(100);
-    await app.api.createTask({ body: { title: "kept", owner: "ann", priority: 2, secret: "s3cr3t" } });
-    await app.api.createTask({ body: { title: "low", owner: "ann", priority: 1 } });
-    await app.api.createTask({ body: { title: "bob's", owner: "bob", priority: 5 } });
-    await until(() => events.length === 1);
-    await settle();
-    expect(events).toEqual([{ type: "create", title: "kept" }]);
-    stop();
-    // @ts-expect-error only resources of the app
-    expect(() => app.realtime!.subscribe("nope", {}, () => {})).toThrow(/no resource named/);
-    await app.close();
   });
 });

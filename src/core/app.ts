@@ -325,9 +325,10 @@ export function crudkit<
   };
   const inFlight = new InFlight();
   const api = buildApi(endpoints, { deps, startup, log, inFlight });
+  const handler = createHttpHandler({ router, deps, startup, log, inFlight, cors });
   for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;
   return {
-    handler: createHttpHandler({ router, deps, startup, log, inFlight, cors }),
+    handler,
     api: api as ResourceApi<Resources[number]>,
     ready,
     db: database.kysely,
@@ -347,7 +348,6 @@ export function crudkit<
       ) => {
         const plural = runtimes.get(resource)?.resource.plural;
         if (!plural) throw new ConfigError(`realtime.subscribe(): there is no resource named "${resource}".`);
-        const handler = createHttpHandler({ router, deps, startup, log, inFlight, cors: undefined });
         return subscribe(
           {
             baseURL: `http://in-process.local${basePath}`,

@@ -196,7 +196,7 @@ export class RealtimeHub {
 function frames(event: ChangeEvent): Frame {
   const made = new Map<string, Uint8Array>();
   return (hidden) => {
-    const key = hidden.size === 0 ? "" : [...hidden].sort().join("\0");
+    const key = hiddenKey(hidden);
     let text = made.get(key);
     if (text === undefined) {
       const source = event.record ?? { id: event.recordId };
@@ -208,6 +208,17 @@ function frames(event: ChangeEvent): Frame {
     }
     return text;
   };
+}
+
+/** A set of hidden fields as text, made once per set (each stream keeps its set until a re-check). */
+const hiddenKeys = new WeakMap<ReadonlySet<string>, string>();
+function hiddenKey(hidden: ReadonlySet<string>): string {
+  if (hidden.size === 0) return "";
+  const known = hiddenKeys.get(hidden);
+  if (known !== undefined) return known;
+  const key = [...hidden].sort().join("\0");
+  hiddenKeys.set(hidden, key);
+  return key;
 }
 
 function positive(value: number, name: string): number {
