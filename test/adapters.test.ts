@@ -3,7 +3,7 @@
 // Routes answer under the mount path, the framework's own routes still work, and an upload
 // streams: an oversized one is refused long before its body is sent.
 
-import { request as httpRequest, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { apiKey, createResource, crudkit, withId } from "crudkit-api";
@@ -15,6 +15,7 @@ import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { tempDatabaseUrl, tempUploadDirs } from "./helpers.ts";
+import { streamOversizedUpload } from "./oversized-upload.ts";
 
 const key = { "x-api-key": "adapter-key" };
 const signedIn = ({ user }: { user: unknown }) => user !== null;
@@ -83,40 +84,6 @@ const FRAMEWORKS: { name: string; start(app: ReturnType<typeof makeApp>): Promis
   },
 ];
 
-/**
- * Streams an upload of ~50 MB of base64 in 64 KB chunks, without a length, until the server
- * answers: how many bytes had gone out by then says whether the server streamed or buffered.
- */
-function streamOversizedUpload(url: string): Promise<{ status: number; sent: number }> {
-  return new Promise((resolve, reject) => {
-    let sent = 0;
-    let answered = false;
-    const req = httpRequest(`${url}/api/upload/file`, {
-      method: "POST",
-      headers: { ...key, "content-type": "application/json", "transfer-encoding": "chunked" },
-    });
-    req.on("response", (res) => {
-      answered = true;
-      res.resume();
-      res.on("end", () => resolve({ status: res.statusCode!, sent }));
-      req.destroy();
-    });
-    req.on("error", (error) => (answered ? undefined : reject(error)));
-    const chunk = Buffer.alloc(64 * 1024, "A");
-    const head = Buffer.from('{"filename":"big.bin","mimeType":"application/octet-stream","file":"');
-    req.write(head);
-    sent += head.length;
-    const pump = () => {
-      while (!answered && sent < 50 * 1024 * 1024) {
-        sent += chunk.length;
-        if (!req.write(chunk)) return void req.once("drain", pump);
-      }
-      if (!answered) req.end('"}');
-    };
-    pump();
-  });
-}
-
 for (const framework of FRAMEWORKS) {
   describe(framework.name, () => {
     let started: Started;
@@ -167,8 +134,10 @@ for (const framework of FRAMEWORKS) {
       });
       expect(small.status).toBe(201);
       if (framework.name.includes("express.json()")) return; // that parser buffers by design
-      const { status, sent } = await streamOversizedUpload(started.url);
+      const { status, sent, body } = await streamOversizedUpload(started.url, key);
       expect(status).toBe(413);
+    expect(JSON.parse(body).code).toBe("PAYLOAD_TOO_LARGE");
+      expect(JSON.parse(body).code).toBe("PAYLOAD_TOO_LARGE");
       // The limit is 1 MiB (1.4 MB of base64): a buffering server would have read all 50 MB first.
       expect(sent).toBeLessThan(16 * 1024 * 1024);
     });

@@ -7,12 +7,14 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "nod
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { streamOversizedUpload } from "./oversized-upload.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const work = join(root, "test/.next-work");
 let dir = "";
 let server: ChildProcess | undefined;
 let base = "";
+let serverLog = "";
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -90,7 +92,11 @@ export const app = crudkit({
   resources: [product],
   plugins: [
     apiKey({ keys: { "next-key": { id: "u" } } }),
-    upload({ uploadDir: ${JSON.stringify(join(dir, "uploads"))}, access: { upload: signedIn, read: signedIn } }),
+    upload({
+      uploadDir: ${JSON.stringify(join(dir, "uploads"))},
+      maxFileSize: 1024 * 1024,
+      access: { upload: signedIn, read: signedIn },
+    }),
   ],
 });
 `,
@@ -118,8 +124,14 @@ export const dynamic = "force-dynamic";
   server = spawn(process.execPath, [next, "start", "-p", String(port), "-H", "127.0.0.1"], {
     cwd: dir,
     env,
-    stdio: "pipe",
+    stdio: ["ignore", "pipe", "pipe"],
   });
+  // Drained, so a full pipe never blocks the server; kept (the tail of it) for a failure's message.
+  const keep = (chunk: Buffer) => {
+    serverLog = (serverLog + chunk.toString()).slice(-4000);
+  };
+  server.stdout?.on("data", keep);
+  server.stderr?.on("data", keep);
   for (let i = 0; i < 200; i++) {
     try {
       if ((await fetch(base)).ok) break;
@@ -179,4 +191,12 @@ describe("Next.js App Router", () => {
     expect(res.status).toBe(201);
     expect(((await res.json()) as { size: number }).size).toBe(5);
   });
+
+  it("refuses an oversized streamed upload with 413 before its body is sent", async () => {
+    const { status, sent, body } = await streamOversizedUpload(base, { "x-api-key": "next-key" });
+    expect(status).toBe(413);
+    expect(JSON.parse(body).code).toBe("PAYLOAD_TOO_LARGE");
+    // The limit is 1 MiB (1.4 MB of base64): a buffering server would have read all 50 MB first.
+    expect(sent).toBeLessThan(16 * 1024 * 1024);
+  }, 30_000);
 });
