@@ -136,7 +136,7 @@ for (const framework of FRAMEWORKS) {
       if (framework.name.includes("express.json()")) return; // that parser buffers by design
       const { status, sent, body } = await streamOversizedUpload(started.url, key);
       expect(status).toBe(413);
-    expect(JSON.parse(body).code).toBe("PAYLOAD_TOO_LARGE");
+      expect(JSON.parse(body).code).toBe("PAYLOAD_TOO_LARGE");
       expect(JSON.parse(body).code).toBe("PAYLOAD_TOO_LARGE");
       // The limit is 1 MiB (1.4 MB of base64): a buffering server would have read all 50 MB first.
       expect(sent).toBeLessThan(16 * 1024 * 1024);
