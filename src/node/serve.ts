@@ -4,6 +4,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerClientError } from "./client-error.ts";
+import { CoalescingResponse } from "./coalescing-response.ts";
 import { type Servable, toNodeListener } from "./listener.ts";
 
 export interface ServeOptions {
@@ -25,6 +26,12 @@ export interface ServeOptions {
   maxConnections?: number;
   /** Milliseconds `close()` waits for in-flight requests before cutting them off. @default 10000 */
   shutdownGrace?: number;
+  /**
+   * Writes the complete answers of one event-loop turn together, at the end of that turn, instead
+   * of one by one between the work on the others: much less CPU per request under load, nothing
+   * added when idle. Streamed answers always go out as they are written. @default true
+   */
+  coalesceWrites?: boolean;
 }
 
 export interface RunningServer {
@@ -46,6 +53,7 @@ const DEFAULTS = {
   maxHeaderSize: 16 * 1024,
   maxConnections: 1024,
   shutdownGrace: 10_000,
+  coalesceWrites: true,
 } satisfies ServeOptions;
 
 const DRAIN_SWEEP_MS = 25;
@@ -68,6 +76,7 @@ export async function serve(app: Servable, options: ServeOptions = {}): Promise<
       maxHeaderSize: limits.maxHeaderSize,
       // Timeouts are enforced when connections are checked: often enough for a 1-second resolution.
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeout),
+      ...(limits.coalesceWrites ? { ServerResponse: CoalescingResponse } : {}),
     },
     toNodeListener(app),
   );
