@@ -2,7 +2,8 @@
 // prepared statements. Same routes, same checks (API key, validation, unknown fields, ids,
 // timestamps, search, pagination), same SQLite settings and schema, and like the example's audit()
 // an audit row written in each write's transaction. Not part of the library.
-//   PORT, DATA_DIR, API_KEY, AUDIT (on; `off` writes no audit rows) as for the example server.
+//   PORT, DATA_DIR, API_KEY, AUDIT (on; `off` writes no audit rows) as for the example server;
+//   COALESCE_REFERENCE=on writes answers as serve() does (bench --coalesced-reference).
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -11,6 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { extname, join } from "node:path";
 import Database from "better-sqlite3";
 import { uuidv7 } from "../src/core/id.ts";
+import { CoalescingResponse } from "../src/node/coalescing-response.ts";
 import { SQLITE_PRAGMAS } from "../src/db/sqlite.ts";
 import { reviewRoutes } from "./reference-reviews.ts";
 import { decodeCursor, fail, pageBody, send } from "./reference-shared.ts";
@@ -495,6 +497,7 @@ async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
   } else fail(res, 404, "NOT_FOUND", "No route.");
 }
 
-createServer((req, res) => {
+const coalesced = process.env.COALESCE_REFERENCE === "on" ? { ServerResponse: CoalescingResponse } : {};
+createServer(coalesced, (req, res) => {
   route(req, res).catch(() => fail(res, 400, "BAD_REQUEST", "The request body is not valid JSON."));
 }).listen(port, "127.0.0.1", () => console.log(`reference server on http://127.0.0.1:${port}`));

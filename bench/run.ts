@@ -12,6 +12,8 @@
 //   --duration <s> (4)  --connections <n> (32)  --rounds <n> (3)  --seed <n> (2000)
 //   --db sqlite|postgres (sqlite): the example API's database; postgres uses a fresh database on the
 //   server CRUDKIT_TEST_POSTGRES_URL points at (scripts/services.sh starts one). The reference stays SQLite.
+//   --coalesced-reference: the reference writes its answers as serve() does (coalesced per event-loop
+//   turn), so the ratio leaves that I/O gain out and measures crudkit's per-request work alone.
 
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -34,11 +36,14 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     rows: { type: "string" },
     realtime: { type: "boolean" },
+    "coalesced-reference": { type: "boolean" },
     subscribers: { type: "string", default: "1000" },
     rate: { type: "string", default: "100" },
   },
 });
 const DURATION = Number(args.duration);
+// Read by the reference server (bench/reference-server.ts), which every run starts as a child.
+if (args["coalesced-reference"]) process.env.COALESCE_REFERENCE = "on";
 const CONNECTIONS = Number(args.connections);
 const ROUNDS = Number(args.rounds);
 const SEED = Number(args.seed);
@@ -319,7 +324,7 @@ async function main(): Promise<void> {
     for (const target of [cachedApi, auditedApi]) target.ids = api.ids;
     auditedReference.ids = reference.ids;
     console.log(
-      `crudkit bench: API on ${args.db}, reference on SQLite; ${SEED} products seeded, ${CONNECTIONS} connections, ${DURATION}s x ${ROUNDS} rounds, interleaved\n`,
+      `crudkit bench: API on ${args.db}, reference on SQLite${args["coalesced-reference"] ? " (with coalesced writes)" : ""}; ${SEED} products seeded, ${CONNECTIONS} connections, ${DURATION}s x ${ROUNDS} rounds, interleaved\n`,
     );
     const rows: string[][] = [
       [
