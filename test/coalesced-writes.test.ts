@@ -120,6 +120,38 @@ describe("CoalescingResponse", () => {
     }
   });
 
+  it("leaves an answer Node refuses as it writes to its caller, and still sends the others", async () => {
+    const refused: string[] = [];
+    const bare = await bareServer((req, res) => {
+      if (req.url === "/bad") {
+        // Node refuses a body longer than the length announced, and throws to whoever ends it.
+        res.strictContentLength = true;
+        res.writeHead(200, { "content-length": "2" });
+        try {
+          res.end("too long");
+        } catch (error) {
+          refused.push((error as NodeJS.ErrnoException).code ?? "?");
+          res.destroy();
+        }
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("fine");
+    });
+    try {
+      const [bad, good] = await Promise.allSettled([
+        fetch(`http://127.0.0.1:${bare.port}/bad`).then((r) => r.text()),
+        fetch(`http://127.0.0.1:${bare.port}/good`).then((r) => r.text()),
+      ]);
+      expect(refused).toEqual(["ERR_HTTP_CONTENT_LENGTH_MISMATCH"]);
+      expect(bad.status).toBe("rejected");
+      expect(good).toEqual({ status: "fulfilled", value: "fine" });
+      expect(await (await fetch(`http://127.0.0.1:${bare.port}/after`)).text()).toBe("fine");
+    } finally {
+      await bare.close();
+    }
+  });
+
   it("drops a held answer whose client left, and goes on serving", async () => {
     let served = 0;
     const bare = await bareServer((req, res) => {

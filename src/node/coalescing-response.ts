@@ -7,8 +7,8 @@
 // server adds nothing: with one request in the turn, its answer goes out at the end of that turn.
 //
 // Only an answer given whole to `end()` is held. One that has written before (a stream, an event
-// stream, a download) goes out as it is written; so do later calls, and unusual arguments, whose
-// errors stay with the caller.
+// stream, a download) goes out as it is written; so do later calls, unusual arguments and answers
+// whose length Node checks strictly: their errors stay with the caller.
 
 import { type IncomingMessage, ServerResponse } from "node:http";
 
@@ -25,7 +25,14 @@ function flush(): void {
   // Taken out first: an answer ended while flushing waits for the next turn.
   for (const { response, args } of held.splice(0)) {
     // A client that went away meanwhile has nothing to receive.
-    if (!response.destroyed) endNow.apply(response, args as never);
+    if (response.destroyed) continue;
+    try {
+      endNow.apply(response, args as never);
+    } catch (error) {
+      // Not expected (what end() refuses is passed straight on), but one answer that cannot be
+      // written must not keep the others of its turn from going out.
+      response.destroy(error as Error);
+    }
   }
 }
 
@@ -58,10 +65,12 @@ export class CoalescingResponse<
   override end(...args: EndArguments): this {
     if (this.#held) return this; // ended already; its answer is on its way
     const [chunk] = args;
+    // With strictContentLength, Node checks the length as it writes and throws to the caller.
     const holdable =
       !this.#wrote &&
       !this.writableEnded &&
       !this.destroyed &&
+      !this.strictContentLength &&
       (typeof chunk === "function" || plainBody(chunk));
     if (!holdable) {
       endNow.apply(this, args as never);
