@@ -13,7 +13,7 @@ import { extname, join } from "node:path";
 import Database from "better-sqlite3";
 import { uuidv7 } from "../src/core/id.ts";
 import { SQLITE_PRAGMAS } from "../src/db/sqlite.ts";
-import { CoalescingResponse } from "../src/node/coalescing-response.ts";
+import { coalescingResponse } from "../src/node/coalescing-response.ts";
 import { reviewRoutes } from "./reference-reviews.ts";
 import { decodeCursor, fail, pageBody, send } from "./reference-shared.ts";
 
@@ -497,7 +497,7 @@ async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
   } else fail(res, 404, "NOT_FOUND", "No route.");
 }
 
-const coalesced = process.env.COALESCE_REFERENCE === "on" ? { ServerResponse: CoalescingResponse } : {};
+const coalesced = process.env.COALESCE_REFERENCE === "on" ? { ServerResponse: coalescingResponse() } : {};
 createServer(coalesced, (req, res) => {
   route(req, res).catch(() => fail(res, 400, "BAD_REQUEST", "The request body is not valid JSON."));
 }).listen(port, "127.0.0.1", () => console.log(`reference server on http://127.0.0.1:${port}`));

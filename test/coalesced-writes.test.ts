@@ -1,5 +1,6 @@
-// serve() writes the complete answers of one event-loop turn together (CoalescingResponse). What
-// must not change for a client: every answer arrives, whole and in order (pipelined ones too),
+// serve() writes the complete answers of one event-loop turn together while the loop is busy
+// (coalescingResponse). The rules are tested with answers always held; what must not change for a
+// client: every answer arrives, whole and in order (pipelined ones too),
 // streamed answers still stream, end()'s callback and 'finish' still come, a client that left is
 // no error, and mistakes (writing after end) are reported as Node reports them.
 
@@ -9,13 +10,16 @@ import { type AddressInfo, connect } from "node:net";
 import { crudkit } from "crudkit-api";
 import { serve } from "crudkit-api/node";
 import { afterAll, describe, expect, it } from "vitest";
-import { CoalescingResponse } from "../src/node/coalescing-response.ts";
+import { type CoalescePolicy, coalescingResponse } from "../src/node/coalescing-response.ts";
 import { openProduct } from "./fixtures.ts";
 import { tempDatabaseUrl } from "./helpers.ts";
 
-/** A bare Node server whose responses are CoalescingResponse, with the handler given. */
-async function bareServer(handler: (req: IncomingMessage, res: ServerResponse) => void) {
-  const server = createServer({ ServerResponse: CoalescingResponse }, handler);
+/** A bare Node server whose answers are held (always, or under load), with the handler given. */
+async function bareServer(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  policy: CoalescePolicy = "always",
+) {
+  const server = createServer({ ServerResponse: coalescingResponse(policy) }, handler);
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
@@ -41,7 +45,7 @@ function rawExchange(port: number, bytes: string, done: (text: string) => boolea
   });
 }
 
-describe("CoalescingResponse", () => {
+describe("coalescingResponse()", () => {
   it("answers pipelined requests on one connection, each whole and in order", async () => {
     const bare = await bareServer((req, res) => {
       // Out of order on purpose: the third is ready before the first.
@@ -147,6 +151,33 @@ describe("CoalescingResponse", () => {
       expect(bad.status).toBe("rejected");
       expect(good).toEqual({ status: "fulfilled", value: "fine" });
       expect(await (await fetch(`http://127.0.0.1:${bare.port}/after`)).text()).toBe("fine");
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it("under load only: writes at once when the loop is quiet, holds after it has been busy", async () => {
+    const heldAtEnd: boolean[] = [];
+    const bare = await bareServer((req, res) => {
+      if (req.url === "/spin") {
+        // Keeps the event loop working for 120 ms: the load sampler (every 20 ms) sees it busy.
+        const until = performance.now() + 120;
+        while (performance.now() < until);
+      }
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("ok");
+      heldAtEnd.push(!res.writableEnded);
+    }, "under-load");
+    try {
+      await (await fetch(`http://127.0.0.1:${bare.port}/quiet`)).text();
+      await (await fetch(`http://127.0.0.1:${bare.port}/spin`)).text();
+      // The spin's own answer ends before the next sample: written at once. The first sample after
+      // it has seen the loop busy, so the next answer, right after, is held to the end of its turn.
+      await (await fetch(`http://127.0.0.1:${bare.port}/after-spin`)).text();
+      // Quiet for a while (the sampler stops when nobody asks): written at once again.
+      await new Promise((r) => setTimeout(r, 200));
+      await (await fetch(`http://127.0.0.1:${bare.port}/quiet-again`)).text();
+      expect(heldAtEnd).toEqual([false, false, true, false]);
     } finally {
       await bare.close();
     }

@@ -4,7 +4,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerClientError } from "./client-error.ts";
-import { CoalescingResponse } from "./coalescing-response.ts";
+import { coalescingResponse } from "./coalescing-response.ts";
 import { type Servable, toNodeListener } from "./listener.ts";
 
 export interface ServeOptions {
@@ -27,9 +27,10 @@ export interface ServeOptions {
   /** Milliseconds `close()` waits for in-flight requests before cutting them off. @default 10000 */
   shutdownGrace?: number;
   /**
-   * Writes the complete answers of one event-loop turn together, at the end of that turn, instead
-   * of one by one between the work on the others: much less CPU per request under load, nothing
-   * added when idle. Streamed answers always go out as they are written. @default true
+   * While the event loop is busy, writes the complete answers of one turn together at the end of
+   * that turn, instead of one by one between the work on the others: much less CPU per request
+   * under load. A lightly loaded server writes at once. Streamed answers always go out as they
+   * are written. @default true
    */
   coalesceWrites?: boolean;
 }
@@ -76,7 +77,7 @@ export async function serve(app: Servable, options: ServeOptions = {}): Promise<
       maxHeaderSize: limits.maxHeaderSize,
       // Timeouts are enforced when connections are checked: often enough for a 1-second resolution.
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeout),
-      ...(limits.coalesceWrites ? { ServerResponse: CoalescingResponse } : {}),
+      ...(limits.coalesceWrites ? { ServerResponse: coalescingResponse() } : {}),
     },
     toNodeListener(app),
   );
