@@ -1,5 +1,5 @@
-// serve() writes the complete answers of one event-loop turn together while the loop is busy
-// (coalescingResponse). The rules are tested with answers always held; what must not change for a
+// serve() writes the complete answers of one event-loop turn together, all but the first
+// (coalescingResponse). The rules are tested with every answer held; what must not change for a
 // client: every answer arrives, whole and in order (pipelined ones too),
 // streamed answers still stream, end()'s callback and 'finish' still come, a client that left is
 // no error, and mistakes (writing after end) are reported as Node reports them.
@@ -14,7 +14,7 @@ import { type CoalescePolicy, coalescingResponse } from "../src/node/coalescing-
 import { openProduct } from "./fixtures.ts";
 import { tempDatabaseUrl } from "./helpers.ts";
 
-/** A bare Node server whose answers are held (always, or under load), with the handler given. */
+/** A bare Node server whose answers are held (all, or all but a turn's first), with this handler. */
 async function bareServer(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   policy: CoalescePolicy = "always",
@@ -156,28 +156,27 @@ describe("coalescingResponse()", () => {
     }
   });
 
-  it("under load only: writes at once when the loop is quiet, holds after it has been busy", async () => {
-    const heldAtEnd: boolean[] = [];
+  it("as serve() uses it: writes the first answer of a turn at once, holds the others of that turn", async () => {
+    const heldAtEnd: Record<string, boolean> = {};
     const bare = await bareServer((req, res) => {
-      if (req.url === "/spin") {
-        // Keeps the event loop working for 120 ms: the load sampler (every 20 ms) sees it busy.
-        const until = performance.now() + 120;
-        while (performance.now() < until);
-      }
       res.writeHead(200, { "content-type": "text/plain" });
-      res.end("ok");
-      heldAtEnd.push(!res.writableEnded);
-    }, "under-load");
+      res.end(`answer ${req.url}`);
+      heldAtEnd[req.url ?? ""] = !res.writableEnded;
+    }, "after-first");
     try {
-      await (await fetch(`http://127.0.0.1:${bare.port}/quiet`)).text();
-      await (await fetch(`http://127.0.0.1:${bare.port}/spin`)).text();
-      // The spin's own answer ends before the next sample: written at once. The first sample after
-      // it has seen the loop busy, so the next answer, right after, is held to the end of its turn.
-      await (await fetch(`http://127.0.0.1:${bare.port}/after-spin`)).text();
-      // Quiet for a while (the sampler stops when nobody asks): written at once again.
-      await new Promise((r) => setTimeout(r, 200));
-      await (await fetch(`http://127.0.0.1:${bare.port}/quiet-again`)).text();
-      expect(heldAtEnd).toEqual([false, false, true, false]);
+      // Three pipelined requests arrive in one read, so their answers end in the same turn.
+      const request = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+      const text = await rawExchange(bare.port, request("/a") + request("/b") + request("/c"), (t) =>
+        t.includes("answer /c"),
+      );
+      expect([...text.matchAll(/answer \/\w/g)].map((m) => m[0])).toEqual([
+        "answer /a",
+        "answer /b",
+        "answer /c",
+      ]);
+      // A lone request in its own turn: written at once.
+      expect(await (await fetch(`http://127.0.0.1:${bare.port}/lone`)).text()).toBe("answer /lone");
+      expect(heldAtEnd).toEqual({ "/a": false, "/b": true, "/c": true, "/lone": false });
     } finally {
       await bare.close();
     }

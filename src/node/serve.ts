@@ -27,10 +27,10 @@ export interface ServeOptions {
   /** Milliseconds `close()` waits for in-flight requests before cutting them off. @default 10000 */
   shutdownGrace?: number;
   /**
-   * While the event loop is busy, writes the complete answers of one turn together at the end of
-   * that turn, instead of one by one between the work on the others: much less CPU per request
-   * under load. A lightly loaded server writes at once. Streamed answers always go out as they
-   * are written. @default true
+   * Writes the complete answers of one event-loop turn together at the end of that turn (all but
+   * the turn's first, which goes out at once), instead of one by one between the work on the
+   * others: much less CPU per request under load, nothing added for a lone request. Streamed
+   * answers always go out as they are written. @default true
    */
   coalesceWrites?: boolean;
 }
