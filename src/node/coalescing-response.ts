@@ -60,8 +60,9 @@ const plainBody = (chunk: unknown) =>
 export type CoalescePolicy = "after-first" | "always";
 
 /**
- * A `ServerResponse` class for Node's server (its `ServerResponse` option) that writes a complete
- * answer at the end of the event loop's turn, with the others of that turn.
+ * A `ServerResponse` class for Node's server (its `ServerResponse` option) that holds complete
+ * answers to the end of the event loop's turn and writes them together: all but the turn's first
+ * (the default, what `serve()` uses), or all of them.
  *
  * @example
  * http.createServer({ ServerResponse: coalescingResponse() }, listener);
