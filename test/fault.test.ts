@@ -70,13 +70,20 @@ afterAll(() => {
 suite(`PostgreSQL outage under load${present ? "" : " (skipped: PostgreSQL 15 is not installed)"}`, () => {
   let server: RunningServer;
   const logged: string[] = [];
+  const unexpected: string[] = [];
 
   it("answers 503 while the database is down, recovers when it is back, and loses no acknowledged create", async () => {
     const app = crudkit({
       database: { provider: "postgres", url: `postgres://postgres@127.0.0.1:${port}/postgres` },
       autoMigrate: true,
       resources: [openProduct],
-      log: (message) => logged.push(message),
+      log: (message, error) => {
+        logged.push(message);
+        if (message !== "crudkit: the database is unavailable")
+          unexpected.push(
+            `${message}: ${String(error)} (code ${(error as { code?: unknown } | null)?.code})`,
+          );
+      },
     });
     server = await serve(app, { port: 0 });
 
@@ -129,8 +136,12 @@ suite(`PostgreSQL outage under load${present ? "" : " (skipped: PostgreSQL 15 is
     expect(byPhase.before![201]).toBeGreaterThan(0);
     expect(byPhase.down![503]).toBeGreaterThan(0);
     expect(byPhase.after![201]).toBeGreaterThan(0);
-    // Never a 500, never a hang or a dropped connection.
-    expect(Object.keys(statuses).sort()).toEqual(["201", "503"]);
+    // Never a 500, never a hang or a dropped connection. (A 500 was seen once in CI and not again in
+    // 11 local runs; the errors logged say which driver error went unrecognised.)
+    expect(Object.keys(statuses).sort(), `other errors logged: ${unexpected.join(" | ")}`).toEqual([
+      "201",
+      "503",
+    ]);
     expect(logged).toContain("crudkit: the database is unavailable");
 
     // Every create acknowledged with 201 is in the database.
