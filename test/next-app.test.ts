@@ -194,7 +194,7 @@ describe("Next.js App Router", () => {
 
   it("refuses an oversized streamed upload with 413 before its body is sent", async () => {
     const { status, sent, body } = await streamOversizedUpload(base, { "x-api-key": "next-key" });
-    expect(status).toBe(413);
+    expect(status, `next start printed: ${serverLog}`).toBe(413);
     expect(JSON.parse(body).code).toBe("PAYLOAD_TOO_LARGE");
     // The limit is 1 MiB (1.4 MB of base64): a buffering server would have read all 50 MB first.
     expect(sent).toBeLessThan(16 * 1024 * 1024);
