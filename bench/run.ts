@@ -14,6 +14,8 @@
 //   server CRUDKIT_TEST_POSTGRES_URL points at (scripts/services.sh starts one). The reference stays SQLite.
 //   --coalesced-reference: the reference writes its answers as serve() does (coalesced per event-loop
 //   turn), so the ratio leaves that I/O gain out and measures crudkit's per-request work alone.
+//   --source: run the example API on the TypeScript sources through tsx instead of the package
+//   built into dist/ (which every run builds first)
 
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -24,7 +26,7 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { runRealtime } from "./realtime.ts";
 import { runScale } from "./scale.ts";
-import { freshPostgres, HEADERS, peakRss, start, type Target, USER_HEADERS } from "./servers.ts";
+import { buildPackage, freshPostgres, HEADERS, peakRss, start, type Target, USER_HEADERS } from "./servers.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -37,6 +39,7 @@ const { values: args } = parseArgs({
     rows: { type: "string" },
     realtime: { type: "boolean" },
     "coalesced-reference": { type: "boolean" },
+    source: { type: "boolean" },
     subscribers: { type: "string", default: "1000" },
     rate: { type: "string", default: "100" },
   },
@@ -44,6 +47,8 @@ const { values: args } = parseArgs({
 const DURATION = Number(args.duration);
 // Read by the reference server (bench/reference-server.ts), which every run starts as a child.
 if (args["coalesced-reference"]) process.env.COALESCE_REFERENCE = "on";
+// Read by start() in bench/servers.ts, for every API process of the run.
+if (args.source) process.env.CRUDKIT_BENCH_SOURCE = "on";
 const CONNECTIONS = Number(args.connections);
 const ROUNDS = Number(args.rounds);
 const SEED = Number(args.seed);
@@ -415,6 +420,7 @@ const realtimeBench = async () => {
   });
   if (!ok) process.exitCode = 1;
 };
+buildPackage();
 if (args.rows) await runScale({ rows: Number(args.rows), rounds: ROUNDS, only: args.only, db: args.db });
 else if (args.realtime) await realtimeBench();
 else {
