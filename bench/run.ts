@@ -26,7 +26,15 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { runRealtime } from "./realtime.ts";
 import { runScale } from "./scale.ts";
-import { buildPackage, freshPostgres, HEADERS, peakRss, start, type Target, USER_HEADERS } from "./servers.ts";
+import {
+  buildPackage,
+  freshPostgres,
+  HEADERS,
+  peakRss,
+  start,
+  type Target,
+  USER_HEADERS,
+} from "./servers.ts";
 
 const { values: args } = parseArgs({
   options: {
