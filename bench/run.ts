@@ -32,6 +32,7 @@ import {
   HEADERS,
   peakRss,
   start,
+  stop,
   type Target,
   USER_HEADERS,
 } from "./servers.ts";
@@ -308,7 +309,7 @@ async function uploadMemory(dir: string): Promise<void> {
       if (response.status !== 201) process.exitCode = 1;
     }
   } finally {
-    for (const target of targets) target.process.kill();
+    await Promise.all(targets.map(stop));
   }
 }
 
@@ -412,9 +413,9 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
-    api.process.kill();
-    for (const target of others) target.process.kill();
-    reference.process.kill();
+    // Gone before the next bench starts: the realtime one's latencies must not share the CPU with
+    // servers still shutting down (the reference may hold the 100 MiB upload's memory).
+    await Promise.all([api, reference, ...others].map(stop));
     await database?.drop();
     await rm(dir, { recursive: true, force: true });
   }
