@@ -2,7 +2,7 @@ import type { DatabaseOptions } from "crudkit-api";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
 // One test per row of the DESIGN §3 error table: status, code, and nothing internal in the body.
 
-import { apiKey, createResource, crudkit, withId } from "crudkit-api";
+import { APIError, apiKey, createResource, crudkit, withId } from "crudkit-api";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { openProduct } from "./fixtures.ts";
@@ -264,5 +264,17 @@ forEachDialect((dialect) => {
       expect(spy).toHaveBeenCalledOnce();
       spy.mockRestore();
     });
+  });
+});
+
+describe("APIError", () => {
+  it("carries no stack (it is an answer, never logged) and leaves the stack depth of other errors alone", () => {
+    const before = Error.stackTraceLimit;
+    const error = new APIError("NOT_FOUND", "No such product.", { cause: new Error("inner") });
+    expect(error).toBeInstanceOf(Error);
+    expect(error.stack).not.toMatch(/\n\s+at /);
+    expect((error.cause as Error).stack).toMatch(/\n\s+at /);
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(new Error("other").stack).toMatch(/\n\s+at /);
   });
 });
