@@ -31,10 +31,33 @@ export async function runTemplate<Row = Record<string, unknown>>(
   template: QueryTemplate,
   values: Readonly<Record<string, unknown>>,
 ): Promise<{ rows: Row[]; numAffectedRows?: bigint }> {
-  const parameters = template.parameters.map((p) => (p instanceof Slot ? values[p.name] : p));
+  const parameters = parametersOf(template, values);
   // SQLite, when no other request's transaction is open: straight to the prepared statement.
   const sqlite = directSqlite(db);
   if (sqlite) return sqlite.run(template.compiled.sql, parameters) as { rows: Row[] };
+  return execute<Row>(db, template, parameters);
+}
+
+/**
+ * The first row a template reads (a lookup by key), or undefined. On SQLite it is read as one
+ * row, not as a list of one: no array, and the statement stops at that row.
+ */
+export async function firstRow<Row = Record<string, unknown>>(
+  db: Kysely<any>,
+  template: QueryTemplate,
+  values: Readonly<Record<string, unknown>>,
+): Promise<Row | undefined> {
+  const parameters = parametersOf(template, values);
+  const sqlite = directSqlite(db);
+  if (sqlite) return sqlite.first(template.compiled.sql, parameters) as Row | undefined;
+  return (await execute<Row>(db, template, parameters)).rows[0];
+}
+
+function parametersOf(template: QueryTemplate, values: Readonly<Record<string, unknown>>): unknown[] {
+  return template.parameters.map((p) => (p instanceof Slot ? values[p.name] : p));
+}
+
+function execute<Row>(db: Kysely<any>, template: QueryTemplate, parameters: unknown[]) {
   // Named, not spread: a spread followed by a property is V8's slow path (see resource/runtime.ts extend).
   const { query, queryId, sql: text } = template.compiled;
   return db.executeQuery<Row>({ query, queryId, sql: text, parameters } as CompiledQuery<Row>);

@@ -51,6 +51,9 @@ export function openSqlite(url: string): Kysely<any> {
       if (statement.reader) return { rows: statement.all(parameters) as Record<string, unknown>[] };
       return { rows: [], numAffectedRows: BigInt(statement.run(parameters).changes) };
     },
+    first(sql, parameters) {
+      return cached.prepare(sql).get(parameters) as Record<string, unknown> | undefined;
+    },
   });
   return kysely;
 }
@@ -62,6 +65,8 @@ export interface DirectSqlite {
     sql: string,
     parameters: readonly unknown[],
   ): { rows: Record<string, unknown>[]; numAffectedRows?: bigint };
+  /** The first row a reading statement returns. */
+  first(sql: string, parameters: readonly unknown[]): Record<string, unknown> | undefined;
 }
 
 /** Keyed by the dialect adapter, which a Kysely instance shares with its transactions. */

@@ -4,7 +4,7 @@
 import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
 import { APIError } from "../core/errors.ts";
 import { type Database, isUniqueViolation, violatedUnique } from "../db/database.ts";
-import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
+import { compileTemplate, firstRow, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import { createRecordCodec } from "../db/record-codec.ts";
 import { walksIndex } from "../db/sqlite-plan.ts";
 import {
@@ -261,12 +261,8 @@ export function createRecordStore(
   };
 
   const findOne = async (db: Kysely<any>, id: string, template = findById, values?: Row) => {
-    const { rows } = await runTemplate<Row>(
-      db,
-      template,
-      values ? Object.assign({ $id: id }, values) : { $id: id },
-    );
-    return rows[0] ? codec.fromRow(rows[0]) : undefined;
+    const row = await firstRow<Row>(db, template, values ? Object.assign({ $id: id }, values) : { $id: id });
+    return row ? codec.fromRow(row) : undefined;
   };
   const findScoped = (db: Kysely<any>, id: string, scope: Condition | undefined, locked: boolean) => {
     if (!scope) return findOne(db, id, locked ? findLocked : findById);
