@@ -413,8 +413,8 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
-    // Gone before the next bench starts: the realtime one's latencies must not share the CPU with
-    // servers still shutting down (the reference may hold the 100 MiB upload's memory).
+    // Gone before the next bench starts: a run leaves no server behind, and the realtime bench
+    // does not share the machine with ones still shutting down.
     await Promise.all([api, reference, ...others].map(stop));
     await database?.drop();
     await rm(dir, { recursive: true, force: true });
