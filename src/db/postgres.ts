@@ -3,9 +3,15 @@
 
 import { Kysely, PostgresDialect } from "kysely";
 import { driverMissing } from "./driver-missing.ts";
+import { isoFromTimestamptz } from "./postgres-timestamps.ts";
 
 /** JSON and JSONB arrive as text (the record codec parses them): a JSON string value stays a string. */
 const RAW_TEXT_TYPES = new Set([114, 3802]);
+const TIMESTAMPTZ = 1184;
+
+/** pg's Date as ISO text; what is not a valid Date (infinity arrives as a number) is left as is. */
+const isoFromDate = (value: unknown) =>
+  value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString() : value;
 
 export function openPostgres(
   url: string,
@@ -25,10 +31,14 @@ export function openPostgres(
           connectionTimeoutMillis: 5000,
           ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
           types: {
-            getTypeParser: ((oid: number, format?: "text" | "binary") =>
-              RAW_TEXT_TYPES.has(oid)
-                ? (value: string) => value
-                : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
+            getTypeParser: ((oid: number, format?: "text" | "binary") => {
+              if (RAW_TEXT_TYPES.has(oid)) return (value: string) => value;
+              const parse = types.getTypeParser(oid, format);
+              // timestamptz reads as the ISO text records carry, as SQLite stores dates.
+              if (oid === TIMESTAMPTZ && format !== "binary")
+                return (value: string) => isoFromTimestamptz(value) ?? isoFromDate(parse(value));
+              return parse;
+            }) as typeof types.getTypeParser,
           },
         });
         // A connection losing its server must not crash the process. The pool guards idle clients
