@@ -5,6 +5,7 @@
 // level), so it needs no column, agrees across instances and databases, and says nothing about
 // fields hidden from the caller: two callers with different field rules see different tags.
 
+import { canonicalHash } from "./canonical-json.ts";
 import { APIError } from "./errors.ts";
 
 /**
@@ -17,42 +18,7 @@ import { APIError } from "./errors.ts";
  * await app.api.updateProduct({ params: { id }, body: { price: 6 }, ifMatch: etagOf(hat) });
  */
 export function etagOf(record: object): string {
-  return `"${hash64(canonicalJson(record))}"`;
-}
-
-/**
- * A 64-bit hash of text, as 16 hex digits: two multiplicative lanes over the UTF-16 code units.
- * Not a cryptographic digest, and it need not be one: the tag covers only what the caller already
- * sees, so it hides nothing; it must only change when the record does (a chance collision between
- * two versions of one record is about 2^-64), and it costs well under a microsecond per read.
- */
-function hash64(text: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (h2 >>> 0).toString(16).padStart(8, "0") + (h1 >>> 0).toString(16).padStart(8, "0");
-}
-
-/** JSON with object keys in code-point order at every level, and no `undefined` members. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const source = value as Record<string, unknown>;
-  let text = "{";
-  for (const key of Object.keys(source).sort()) {
-    const member = source[key];
-    if (member === undefined || typeof member === "function") continue;
-    if (text.length > 1) text += ",";
-    text += `${JSON.stringify(key)}:${canonicalJson(member)}`;
-  }
-  return `${text}}`;
+  return `"${canonicalHash(record)}"`;
 }
 
 /** A record answered with its entity tag: the HTTP layer sends `ETag`, and 304 when it may. */

@@ -3,9 +3,9 @@
 // held in memory for this); a retry's body is hashed and discarded, up to the first one's length.
 
 import { createHash, type Hash } from "node:crypto";
+import { canonicalJson } from "../../core/canonical-json.ts";
 import { contextWith } from "../../core/context.ts";
 import type { EndpointContext } from "../../core/endpoint.ts";
-import { canonicalJson } from "../../core/etag.ts";
 import { readJsonBody, throughBody } from "../../core/request-body.ts";
 
 /** `<length>:<sha256>` of a request: comparable, and the length bounds how much of a retry is read. */
