@@ -32,7 +32,8 @@ export function isoFromTimestamptz(text: string): string | undefined {
   if (text.charCodeAt(PLAIN_LENGTH) !== 46 || digits < 1 || digits > 6) return undefined;
   if (!digitsAt(text, PLAIN_LENGTH + 1, digits)) return undefined;
   // Milliseconds are the first three digits: the Date route truncates the rest the same way.
-  const millis = digits >= 3 ? text.slice(20, 23) : digits === 2 ? `${text.slice(20, 22)}0` : `${text[20]}00`;
+  const fraction = PLAIN_LENGTH + 1;
+  const millis = text.slice(fraction, fraction + Math.min(digits, 3)).padEnd(3, "0");
   return `${day}T${time}.${millis}Z`;
 }
 
