@@ -43,7 +43,8 @@ const { values: args } = parseArgs({
     connections: { type: "string", default: "32" },
     rounds: { type: "string", default: "3" },
     seed: { type: "string", default: "2000" },
-    db: { type: "string", default: "sqlite" },
+    // No default here: the scale bench runs both databases unless one is named.
+    db: { type: "string" },
     only: { type: "string" },
     rows: { type: "string" },
     realtime: { type: "boolean" },
@@ -316,6 +317,7 @@ async function uploadMemory(dir: string): Promise<void> {
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "crudkit-bench-"));
   const database = args.db === "postgres" ? await freshPostgres() : undefined;
+  const engine = args.db ?? "sqlite";
   const databaseUrl = database?.url;
   // The plugin-free core: no audit log (nor cache) on either side.
   const api = await start("api", "examples/server.ts", join(dir, "api"), { databaseUrl, audit: "off" });
@@ -338,7 +340,7 @@ async function main(): Promise<void> {
     for (const target of [cachedApi, auditedApi]) target.ids = api.ids;
     auditedReference.ids = reference.ids;
     console.log(
-      `crudkit bench: API on ${args.db}, reference on SQLite${args["coalesced-reference"] ? " (with coalesced writes)" : ""}; ${SEED} products seeded, ${CONNECTIONS} connections, ${DURATION}s x ${ROUNDS} rounds, interleaved\n`,
+      `crudkit bench: API on ${engine}, reference on SQLite${args["coalesced-reference"] ? " (with coalesced writes)" : ""}; ${SEED} products seeded, ${CONNECTIONS} connections, ${DURATION}s x ${ROUNDS} rounds, interleaved\n`,
     );
     const rows: string[][] = [
       [

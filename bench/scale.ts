@@ -206,7 +206,8 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
       `${of("reference", "p50")} ms`,
       `${of("reference", "p99")} ms`,
       of("reference", "requests").toFixed(0),
-      ratio.toFixed(2),
+      // The SQLite reference answers no read at all while its one thread scans.
+      Number.isFinite(ratio) ? ratio.toFixed(2) : "∞",
       `${limit === undefined ? "" : `${scenario.limit!.percentile} ≤ ${limit} ms ${within ? "ok" : "MISSED"}`}${bad ? ` ${bad} non-2xx` : ""}`,
     ]);
   }
