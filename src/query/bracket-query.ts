@@ -30,18 +30,15 @@ export function readFilter(query: Readonly<Record<string, string | undefined>>):
     const segments = segmentsOf(name);
     root ??= Object.create(null) as Record<string, unknown>;
     let node = root;
-    segments.forEach((segment, i) => {
-      const last = i === segments.length - 1;
-      const existing = node[segment];
-      if (last) {
-        if (existing !== undefined) throw new Error(`${clip(name)} is given twice`);
-        node[segment] = value;
-      } else {
-        if (typeof existing === "string") throw new Error(`${clip(name)} is both a value and a group`);
-        if (existing === undefined) node[segment] = Object.create(null);
-        node = node[segment] as Record<string, unknown>;
-      }
-    });
+    const last = segments.length - 1;
+    for (let i = 0; i < last; i++) {
+      const existing = node[segments[i]!];
+      if (typeof existing === "string") throw new Error(`${clip(name)} is both a value and a group`);
+      if (existing === undefined) node[segments[i]!] = Object.create(null);
+      node = node[segments[i]!] as Record<string, unknown>;
+    }
+    if (node[segments[last]!] !== undefined) throw new Error(`${clip(name)} is given twice`);
+    node[segments[last]!] = value;
   }
   return root;
 }

@@ -45,13 +45,13 @@ export function compileWhere(
   const visit = (condition: Condition, named = fields): Visited => {
     if (condition.kind === "and" || condition.kind === "or") {
       const parts = condition.items.map((item) => visit(item, named));
-      const joiner = sql` ${sql.raw(condition.kind)} `;
+      const { kind } = condition;
       return {
-        shape: `${condition.kind}(${parts.map((p) => p.shape).join(",")})`,
+        shape: `${kind}(${parts.map((p) => p.shape).join(",")})`,
         build: () =>
           sql<SqlBool>`(${sql.join(
             parts.map((p) => p.build()),
-            joiner,
+            sql` ${sql.raw(kind)} `,
           )})`,
       };
     }
@@ -76,30 +76,35 @@ export function compileWhere(
       },
     };
   };
+  // Only the shape and the values are taken per request; Kysely's expressions are made in
+  // `build`, which runs when the shape's statement is not cached yet.
   const visitField = (c: FieldCondition, named: ReadonlyMap<string, FilterField>): Visited => {
     const field = named.get(c.field)!;
-    const ref = sql.ref(field.column ?? c.field);
+    const column = field.column ?? c.field;
     switch (c.op) {
       case "isNull": {
         const isNull = c.value === true;
         return {
           shape: `${c.field}:${isNull ? "null" : "notnull"}`,
-          build: () => (isNull ? sql<SqlBool>`${ref} is null` : sql<SqlBool>`${ref} is not null`),
+          build: () =>
+            isNull ? sql<SqlBool>`${sql.ref(column)} is null` : sql<SqlBool>`${sql.ref(column)} is not null`,
         };
       }
       case "in":
       case "nin": {
         const names = (c.value as unknown[]).map((v) => bind(field, v));
-        const list = () => sql.join(names.map((n) => exact(field, profile, at(n))));
-        const negate = c.op === "nin" ? sql.raw("not ") : sql.raw("");
-        const exactIn = () => sql<SqlBool>`${exact(field, profile, ref)} ${negate}in (${list()})`;
         return {
           shape: `${c.field}:${c.op}${names.length}`,
-          // MySQL: the plain `in` first, so an index on the column still serves it.
-          build: () =>
-            c.op === "in" && comparesBytes(field, profile)
-              ? sql<SqlBool>`(${ref} in (${sql.join(names.map(at))}) and ${exactIn()})`
-              : exactIn(),
+          build: () => {
+            const ref = sql.ref(column);
+            const list = sql.join(names.map((n) => exact(field, profile, at(n))));
+            const negate = sql.raw(c.op === "nin" ? "not " : "");
+            const exactIn = sql<SqlBool>`${exact(field, profile, ref)} ${negate}in (${list})`;
+            // MySQL: the plain `in` first, so an index on the column still serves it.
+            return c.op === "in" && comparesBytes(field, profile)
+              ? sql<SqlBool>`(${ref} in (${sql.join(names.map(at))}) and ${exactIn})`
+              : exactIn;
+          },
         };
       }
       case "contains":
@@ -112,21 +117,22 @@ export function compileWhere(
         values[name] = pattern;
         return {
           shape: `${c.field}:${c.op}`,
-          build: () => profile.likeMatch(ref, at(name)),
+          build: () => profile.likeMatch(sql.ref(column), at(name)),
         };
       }
       default: {
         const name = bind(field, c.value);
-        const op = sql.raw(SQL_OPERATORS[c.op]);
-        const compare = () =>
-          sql<SqlBool>`${exact(field, profile, ref)} ${op} ${exact(field, profile, at(name))}`;
+        const operator = SQL_OPERATORS[c.op];
         return {
           shape: `${c.field}:${c.op}`,
-          // MySQL: the plain `=` first, so an index on the column still serves it.
-          build: () =>
-            c.op === "eq" && comparesBytes(field, profile)
-              ? sql<SqlBool>`(${ref} = ${at(name)} and ${compare()})`
-              : compare(),
+          build: () => {
+            const ref = sql.ref(column);
+            const compare = sql<SqlBool>`${exact(field, profile, ref)} ${sql.raw(operator)} ${exact(field, profile, at(name))}`;
+            // MySQL: the plain `=` first, so an index on the column still serves it.
+            return c.op === "eq" && comparesBytes(field, profile)
+              ? sql<SqlBool>`(${ref} = ${at(name)} and ${compare})`
+              : compare;
+          },
         };
       }
     }
