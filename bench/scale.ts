@@ -33,6 +33,7 @@ interface ScaleScenario {
 }
 
 const DURATION = 3;
+const WARM_UP = 2;
 /**
  * The read under heavy lists is measured for longer: the scans come in bursts of seconds (4
  * clients' counts start together, with PostgreSQL's parallel workers and JIT compiles), and a
@@ -149,6 +150,9 @@ async function seeded(
     // Vacuumed as a table in service is: the first scans of fresh rows would otherwise write hint
     // bits, in whichever server's rounds they fall.
     await client.query("vacuum analyze");
+    // And written out: the seeding's dirty pages would otherwise be flushed during the first
+    // measurements, by whichever server's scans evict them (the server seeded last pays more).
+    await client.query("checkpoint");
     await client.end();
   } else {
     const db = new Database(join(dataDir, name === "api" ? "app.db" : "reference.db"));
@@ -186,6 +190,10 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
     if (options.only && !scenario.name.includes(options.only)) continue;
     const underLoad = scenario.name.startsWith("read by id under");
     const runs = { api: [] as Latency[], reference: [] as Latency[] };
+    // Warmed up first, unmeasured: a freshly started server's code is not compiled for this path
+    // yet, and under the heavy lists (CPU-starved) it would stay slow for the whole measurement.
+    for (const target of [reference, api])
+      await autocannon({ ...readsOf(target, scenario, cursors), duration: WARM_UP });
     for (let round = 0; round < options.rounds; round++) {
       const order = round % 2 === 0 ? [reference, api] : [api, reference];
       for (const target of order)
