@@ -183,7 +183,18 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
     cursors.set(target.name, encodeURIComponent(body.pagination.nextCursor));
   }
   const rows: string[][] = [
-    ["scenario", "api p50", "api p99", "api req/s", "ref p50", "ref p99", "ref req/s", "ratio", "target"],
+    [
+      "scenario",
+      "api p50",
+      "api p99",
+      "api req/s",
+      "ref p50",
+      "ref p99",
+      "ref req/s",
+      "ratio",
+      "rounds",
+      "target",
+    ],
   ];
   let failed = 0;
   for (const scenario of scenarios(options.rows)) {
@@ -207,6 +218,8 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
     const of = (name: Target["name"], key: "p50" | "p99" | "requests") =>
       median(runs[name].map((r) => r[key]));
     const ratio = of("api", "requests") / of("reference", "requests");
+    // Each round's own ratio (its API run against its reference run): how far one round may stray.
+    const perRound = runs.api.map((r, i) => r.requests / runs.reference[i]!.requests);
     const limit = scenario.limit?.[db as "sqlite" | "postgres"];
     const within = limit === undefined || of("api", scenario.limit!.percentile) <= limit;
     const bad = [...runs.api, ...runs.reference].reduce((sum, r) => sum + r.bad, 0);
@@ -219,8 +232,8 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
       `${of("reference", "p50")} ms`,
       `${of("reference", "p99")} ms`,
       of("reference", "requests").toFixed(0),
-      // The SQLite reference answers no read at all while its one thread scans.
-      Number.isFinite(ratio) ? ratio.toFixed(2) : "∞",
+      shownRatio(ratio),
+      `${shownRatio(Math.min(...perRound))}–${shownRatio(Math.max(...perRound))}`,
       `${limit === undefined ? "" : `${scenario.limit!.percentile} ≤ ${limit} ms ${within ? "ok" : "MISSED"}`}${bad ? ` ${bad} non-2xx` : ""}`,
     ]);
   }
@@ -234,6 +247,9 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
     process.exitCode = 1;
   }
 }
+
+// The SQLite reference answers no read at all while its one thread scans.
+const shownRatio = (ratio: number) => (Number.isFinite(ratio) ? ratio.toFixed(2) : "∞");
 
 /** One connection's latencies. */
 async function measure(target: Target, scenario: ScaleScenario, cursors: Cursors): Promise<Latency> {
