@@ -40,6 +40,11 @@ const WARM_UP = 2;
  * 3-second window caught one or two of them; a server's req/s then varied 5-fold between rounds.
  */
 const LOADED_DURATION = 10;
+/**
+ * And over at least 5 rounds: one round's ratio there still ranges about 3-fold (0.37–1.04 in 5
+ * rounds on PostgreSQL), and the median of 3 such rounds moved from 0.47 to 0.84 between runs.
+ */
+const LOADED_ROUNDS = 5;
 
 function scenarios(rows: number): ScaleScenario[] {
   const middle = Math.max(1, Math.floor(rows / 2 / 20));
@@ -205,7 +210,8 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
     // yet, and under the heavy lists (CPU-starved) it would stay slow for the whole measurement.
     for (const target of [reference, api])
       await autocannon({ ...readsOf(target, scenario, cursors), duration: WARM_UP });
-    for (let round = 0; round < options.rounds; round++) {
+    const rounds = underLoad ? Math.max(options.rounds, LOADED_ROUNDS) : options.rounds;
+    for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? [reference, api] : [api, reference];
       for (const target of order)
         runs[target.name].push(
@@ -238,7 +244,7 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
     ]);
   }
   console.log(
-    `\n${options.rows} rows, API and reference on ${db === "postgres" ? "PostgreSQL" : "SQLite"}; 1 connection, ${DURATION}s (under heavy lists ${LOADED_DURATION}s) x ${options.rounds} rounds, medians`,
+    `\n${options.rows} rows, API and reference on ${db === "postgres" ? "PostgreSQL" : "SQLite"}; 1 connection, ${DURATION}s x ${options.rounds} rounds (under heavy lists ${LOADED_DURATION}s x ${Math.max(options.rounds, LOADED_ROUNDS)}), medians`,
   );
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  "));
