@@ -2,6 +2,7 @@
 // PostgreSQL need it installed (`npm install pg`).
 
 import { Kysely, PostgresDialect } from "kysely";
+import type { Client as PgClient } from "pg";
 import { driverMissing } from "./driver-missing.ts";
 import { isoFromTimestamptz } from "./postgres-timestamps.ts";
 
@@ -23,8 +24,9 @@ export function openPostgres(
     dialect: new PostgresDialect({
       pool: async () => {
         const pg = await import("pg").catch((error: unknown) => driverMissing("pg", "postgres", error));
-        const { Pool, types } = pg.default ?? pg;
+        const { Pool, Client, types } = pg.default ?? pg;
         const pool = new Pool({
+          Client: callbackQueries(Client),
           connectionString: url,
           max: 10,
           // Fail fast when the server is gone, so requests get a 503 instead of hanging.
@@ -51,4 +53,35 @@ export function openPostgres(
       },
     }),
   });
+}
+
+/**
+ * pg's Client with `query(text, values)` answered through pg's callback form, wrapped in a plain
+ * Promise. Kysely calls `query(text, values)` and awaits the promise pg makes for it; on Node 20
+ * that route leaves each query's objects reachable past a young-generation GC, so V8 starts
+ * allocating them straight in the old generation (its allocation-site pretenuring), and then every
+ * row and string of every page is kept until the next full GC. Measured on a 20-row list loop:
+ * scavenges of 4.4–4.8 ms instead of 1.4–1.8 ms, and a heap that grew about 1 MB per scavenge. The
+ * callback form, as `pool.query` uses it, does not do that. Anything else (a cursor, a callback
+ * of the caller's own, a config object) goes to pg as it is.
+ */
+function callbackQueries(Client: typeof PgClient): typeof PgClient {
+  // pg types `query` as a set of overloads; this override keeps every one, so it is typed loosely.
+  const Base = Client as unknown as new (config?: unknown) => { query(...args: unknown[]): unknown };
+  class CallbackQueries extends Base {
+    override query(config?: unknown, values?: unknown, callback?: unknown): unknown {
+      if (
+        typeof config !== "string" ||
+        callback !== undefined ||
+        !(values === undefined || Array.isArray(values))
+      )
+        return super.query(config, values, callback);
+      return new Promise((resolve, reject) =>
+        super.query(config, values, (error: Error | null, result: unknown) =>
+          error ? reject(error) : resolve(result),
+        ),
+      );
+    }
+  }
+  return CallbackQueries as unknown as typeof PgClient;
 }
