@@ -265,15 +265,18 @@ async function measure(target: Target, scenario: ScaleScenario, cursors: Cursors
 
 /** The read while 4 other clients run the heavy list on the same server. */
 async function measureUnderLoad(target: Target, scenario: ScaleScenario, cursors: Cursors): Promise<Latency> {
-  const load = heavyLists(target.url + HEAVY_LIST, 4);
+  const load = heavyLists(target.url + HEAVY_LIST, HEAVY_CLIENTS);
   // Measured once every client has started.
-  await sleep(4 * HEAVY_STAGGER + 100);
+  await sleep(HEAVY_CLIENTS * HEAVY_STAGGER + 100);
   const latency = latencyOf(
     await autocannon({ ...readsOf(target, scenario, cursors), duration: LOADED_DURATION }),
   );
   latency.bad += await load.stop();
   return latency;
 }
+
+/** The clients running the heavy list while the read is measured (the "4 clients"). */
+const HEAVY_CLIENTS = 4;
 
 /**
  * The heavy clients start this many ms apart. Started together, their scans (each a parallel
