@@ -201,6 +201,7 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
     ],
   ];
   let failed = 0;
+  const intervals: string[] = [];
   for (const scenario of scenarios(options.rows)) {
     if (options.only && !scenario.name.includes(options.only)) continue;
     const underLoad = scenario.name.startsWith("read by id under");
@@ -225,6 +226,7 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
     const ratio = of("api", "requests") / of("reference", "requests");
     // Each round's own ratio (its API run against its reference run): how far one round may stray.
     const perRound = runs.api.map((r, i) => r.requests / runs.reference[i]!.requests);
+    if (underLoad) intervals.push(`${scenario.name}: ${ratioInterval(perRound)}`);
     const limit = scenario.limit?.[db as "sqlite" | "postgres"];
     const within = limit === undefined || of("api", scenario.limit!.percentile) <= limit;
     const bad = [...runs.api, ...runs.reference].reduce((sum, r) => sum + r.bad, 0);
@@ -247,10 +249,27 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
   );
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  "));
+  for (const line of intervals) console.log(line);
   if (failed > 0) {
     console.log(`${failed} scenario(s) missed a target (latency, ratio ≥ 0.8, or non-2xx)`);
     process.exitCode = 1;
   }
+}
+
+/**
+ * The rounds' ratios as a geometric mean with a 95% interval (normal on the logarithms): how
+ * precisely the rounds pin the ratio down. Under heavy lists a round's ratio is close to
+ * log-normal and spans a factor of 20 or more on PostgreSQL, so a median of 15 rounds can itself
+ * land 30% either side of the ratio it estimates.
+ */
+function ratioInterval(ratios: number[]): string {
+  const logs = ratios.filter((r) => r > 0 && Number.isFinite(r)).map(Math.log);
+  if (logs.length < 2) return "too few finite rounds for an interval";
+  const mean = logs.reduce((a, b) => a + b, 0) / logs.length;
+  const sd = Math.sqrt(logs.reduce((a, b) => a + (b - mean) ** 2, 0) / (logs.length - 1));
+  const half = (1.96 * sd) / Math.sqrt(logs.length);
+  const [low, mid, high] = [mean - half, mean, mean + half].map((x) => Math.exp(x).toFixed(2));
+  return `rounds' geometric mean ${mid} (95% interval ${low}–${high}, ${logs.length} rounds)`;
 }
 
 // The SQLite reference answers no read at all while its one thread scans.
