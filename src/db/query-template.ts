@@ -2,6 +2,7 @@
 // request only fills in its parameters. This keeps builder and compiler work off the hot path.
 
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
+import { directPostgres } from "./postgres.ts";
 import { directSqlite } from "./sqlite.ts";
 
 /** A placeholder compiled into a query's parameters, filled in at execution. */
@@ -57,7 +58,14 @@ function parametersOf(template: QueryTemplate, values: Readonly<Record<string, u
   return template.parameters.map((p) => (p instanceof Slot ? values[p.name] : p));
 }
 
-function execute<Row>(db: Kysely<any>, template: QueryTemplate, parameters: unknown[]) {
+function execute<Row>(
+  db: Kysely<any>,
+  template: QueryTemplate,
+  parameters: unknown[],
+): Promise<{ rows: Row[]; numAffectedRows?: bigint }> {
+  // PostgreSQL outside a transaction: straight to the pool.
+  const postgres = directPostgres(db);
+  if (postgres) return postgres<Row>(template.compiled.sql, parameters);
   // Named, not spread: a spread followed by a property is V8's slow path (see resource/runtime.ts extend).
   const { query, queryId, sql: text } = template.compiled;
   return db.executeQuery<Row>({ query, queryId, sql: text, parameters } as CompiledQuery<Row>);
