@@ -261,6 +261,9 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
  * precisely the rounds pin the ratio down. Under heavy lists a round's ratio is close to
  * log-normal and spans a factor of 20 or more on PostgreSQL: at one library commit, medians of 15
  * rounds ranged 0.61–1.48, while 45 rounds gave 0.82 (geometric mean 0.81, interval 0.67–0.99).
+ * The interval covers the spread between one run's rounds only: whole runs differ by more (at a
+ * later commit, 45 rounds gave 0.86, interval 0.68–1.08, and the next run's 15 rounds 0.63,
+ * interval 0.46–0.87), so a verdict near the threshold needs more than one run.
  */
 function ratioInterval(ratios: number[]): string {
   const logs = ratios.filter((r) => r > 0 && Number.isFinite(r)).map(Math.log);
