@@ -17,8 +17,6 @@
 //   --source: run the example API on the TypeScript sources through tsx instead of the package
 //   built into dist/ (which every run builds first)
 
-import type { ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +26,7 @@ import { runRealtime } from "./realtime.ts";
 import { runScale } from "./scale.ts";
 import {
   buildPackage,
+  cpuMicros,
   freshPostgres,
   HEADERS,
   peakRss,
@@ -245,17 +244,8 @@ interface Measurement {
   errors: number;
 }
 
-/** Linux reports process CPU time in clock ticks of 1/100 s. */
-const CLOCK_TICKS = 100;
-
-function cpuTicks(child: ChildProcess): number {
-  // Fields after the command name: state is the 1st, utime the 12th, stime the 13th.
-  const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-}
-
 async function measure(target: Target, scenario: Scenario, duration = DURATION): Promise<Measurement> {
-  const ticksBefore = cpuTicks(target.process);
+  const cpuBefore = cpuMicros(target.process);
   const result = await autocannon({
     url: target.url,
     connections: scenario.connections ?? CONNECTIONS,
@@ -269,7 +259,7 @@ async function measure(target: Target, scenario: Scenario, duration = DURATION):
       () => scenario.request(target) as autocannon.Request,
     ),
   });
-  const cpuUs = (cpuTicks(target.process) - ticksBefore) * (1_000_000 / CLOCK_TICKS);
+  const cpuUs = cpuMicros(target.process) - cpuBefore;
   return {
     requests: result.requests.average,
     cpu: result.requests.total > 0 ? cpuUs / result.requests.total : 0,

@@ -1,10 +1,10 @@
 // `npm run bench -- --rows 1000000`: lists at scale. The example API on SQLite, then on PostgreSQL
 // when CRUDKIT_TEST_POSTGRES_URL is set, each against a hand-written reference on the same engine
 // (reference-server.ts: FTS5 trigram; reference-postgres.ts: pg_trgm; both with the same indexes
-// and keyset pages). Each gets `rows` products seeded with SQL, then answers the
-// scenarios one connection at a time (latency p50/p99, req/s, ratio API/reference), rounds
-// interleaved. The last scenario reads by id while 4 other clients run the heaviest list allowed
-// (a 2-character search, which no trigram index serves, counted exactly).
+// and keyset pages). Each gets `rows` products seeded with SQL, then answers the scenarios one
+// connection at a time (latency p50/p99, req/s, server CPU per request, ratio API/reference),
+// rounds interleaved. The last scenario reads by id while 4 other clients run the heaviest list
+// allowed (a 2-character search, which no trigram index serves, counted exactly).
 //   --db sqlite|postgres: only that database  --only <text>  --rounds <n> (3)
 
 import { mkdtemp, rm } from "node:fs/promises";
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
 import { RARE_TERM, seedPostgresSql, seedSqlite } from "./scale-seed.ts";
-import { freshPostgres, HEADERS, start, stop, type Target } from "./servers.ts";
+import { cpuMicros, freshPostgres, HEADERS, start, stop, type Target } from "./servers.ts";
 
 interface ScaleOptions {
   rows: number;
@@ -173,6 +173,12 @@ interface Latency {
   p50: number;
   p99: number;
   requests: number;
+  /**
+   * The server's CPU time per request, in µs. Under the heavy lists it includes the server's share
+   * of running them (a few per cent of the total there): the steadier measure of what a read costs
+   * the server when the machine is contended, where req/s mostly measures the scheduler.
+   */
+  cpu: number;
   bad: number;
 }
 
@@ -192,9 +198,11 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
       "api p50",
       "api p99",
       "api req/s",
+      "api CPU/req",
       "ref p50",
       "ref p99",
       "ref req/s",
+      "ref CPU/req",
       "ratio",
       "rounds",
       "target",
@@ -221,7 +229,7 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
         );
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    const of = (name: Target["name"], key: "p50" | "p99" | "requests") =>
+    const of = (name: Target["name"], key: "p50" | "p99" | "requests" | "cpu") =>
       median(runs[name].map((r) => r[key]));
     const ratio = of("api", "requests") / of("reference", "requests");
     // Each round's own ratio (its API run against its reference run): how far one round may stray.
@@ -236,9 +244,11 @@ async function compare(db: string, api: Target, reference: Target, options: Scal
       `${of("api", "p50")} ms`,
       `${of("api", "p99")} ms`,
       of("api", "requests").toFixed(0),
+      `${of("api", "cpu").toFixed(0)} µs`,
       `${of("reference", "p50")} ms`,
       `${of("reference", "p99")} ms`,
       of("reference", "requests").toFixed(0),
+      `${of("reference", "cpu").toFixed(0)} µs`,
       shownRatio(ratio),
       `${shownRatio(Math.min(...perRound))}–${shownRatio(Math.max(...perRound))}`,
       `${limit === undefined ? "" : `${scenario.limit!.percentile} ≤ ${limit} ms ${within ? "ok" : "MISSED"}`}${bad ? ` ${bad} non-2xx` : ""}`,
@@ -280,8 +290,9 @@ const shownRatio = (ratio: number) => (Number.isFinite(ratio) ? ratio.toFixed(2)
 
 /** One connection's latencies. */
 async function measure(target: Target, scenario: ScaleScenario, cursors: Cursors): Promise<Latency> {
+  const cpuBefore = cpuMicros(target.process);
   const result = await autocannon(readsOf(target, scenario, cursors));
-  return latencyOf(result);
+  return latencyOf(result, cpuMicros(target.process) - cpuBefore);
 }
 
 /** The read while 4 other clients run the heavy list on the same server. */
@@ -289,9 +300,9 @@ async function measureUnderLoad(target: Target, scenario: ScaleScenario, cursors
   const load = heavyLists(target.url + HEAVY_LIST, HEAVY_CLIENTS);
   // Measured once every client has started.
   await sleep(HEAVY_CLIENTS * HEAVY_STAGGER + 100);
-  const latency = latencyOf(
-    await autocannon({ ...readsOf(target, scenario, cursors), duration: LOADED_DURATION }),
-  );
+  const cpuBefore = cpuMicros(target.process);
+  const result = await autocannon({ ...readsOf(target, scenario, cursors), duration: LOADED_DURATION });
+  const latency = latencyOf(result, cpuMicros(target.process) - cpuBefore);
   latency.bad += await load.stop();
   return latency;
 }
@@ -346,11 +357,13 @@ function readsOf(target: Target, scenario: ScaleScenario, cursors: Cursors): aut
   };
 }
 
-function latencyOf(result: autocannon.Result): Latency {
+/** What one measurement showed, given the server's CPU time (µs) spent meanwhile. */
+function latencyOf(result: autocannon.Result, cpu: number): Latency {
   return {
     p50: result.latency.p50,
     p99: result.latency.p99,
     requests: result.requests.average,
+    cpu: result.requests.total > 0 ? cpu / result.requests.total : 0,
     bad: result.non2xx + result.errors + result.timeouts,
   };
 }

@@ -116,6 +116,16 @@ export async function stop(target: Target): Promise<void> {
   await exited;
 }
 
+/** Linux reports process CPU time in clock ticks of 1/100 s. */
+const CLOCK_TICKS = 100;
+
+/** CPU time (user + system, every thread) a server process has used so far, in µs. */
+export function cpuMicros(child: ChildProcess): number {
+  // Fields after the command name: state is the 1st, utime the 12th, stime the 13th.
+  const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * (1_000_000 / CLOCK_TICKS);
+}
+
 export function peakRss(child: ChildProcess): number {
   const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
