@@ -133,10 +133,3 @@ export function createExampleApp(options: ExampleOptions) {
 }
 
 export type ExampleApp = ReturnType<typeof createExampleApp>;
-
-/** DATABASE_URL as crudkit database options: postgres://…, mysql://…, or a SQLite file. */
-export function databaseFromUrl(url: string): DatabaseOptions {
-  if (/^postgres(ql)?:\/\//.test(url)) return { provider: "postgres", url };
-  if (url.startsWith("mysql://")) return { provider: "mysql", url };
-  return { provider: "sqlite", url };
-}

@@ -3,12 +3,14 @@
 //   USER_API_KEY (a user without roles; a development key when unset), DATA_DIR (./data),
 //   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR), MAX_FILE_SIZE (10485760),
 //   CACHE (on; `off` serves every read from the database), AUDIT (on; `off` records no audit log),
-//   REALTIME (on; `off` serves no event streams), MAX_CONNECTIONS (serve()'s default, 1024)
+//   REALTIME (on; `off` serves no event streams), MAX_CONNECTIONS (serve()'s default, 1024),
+//   WAIT_FOR_DATABASE (on; `off` exits when the database cannot be reached at startup)
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { databaseFromUrl } from "crudkit-api";
 import { serve } from "crudkit-api/node";
-import { createExampleApp, databaseFromUrl } from "./app.ts";
+import { createExampleApp } from "./app.ts";
 import { withSite } from "./site.ts";
 
 const port = Number(process.env.PORT ?? 3000);
@@ -26,18 +28,27 @@ const userKey = process.env.USER_API_KEY || `dev-user-${randomBytes(12).toString
 
 const databaseUrl = process.env.DATABASE_URL || `file:${join(dataDir, "app.db")}`;
 const uploadDir = join(dataDir, "uploads");
-const app = createExampleApp({
-  database: databaseFromUrl(databaseUrl),
-  apiKey: key,
-  userApiKey: userKey,
-  uploadDir,
-  spoolDir: join(dataDir, "spool"),
-  cache: process.env.CACHE !== "off",
-  audit: process.env.AUDIT !== "off",
-  realtime: process.env.REALTIME !== "off",
-});
+const app = startupStep(() =>
+  createExampleApp({
+    database: databaseFromUrl(databaseUrl),
+    apiKey: key,
+    userApiKey: userKey,
+    uploadDir,
+    spoolDir: join(dataDir, "spool"),
+    cache: process.env.CACHE !== "off",
+    audit: process.env.AUDIT !== "off",
+    realtime: process.env.REALTIME !== "off",
+  }),
+);
 const maxConnections = Number(process.env.MAX_CONNECTIONS) || undefined;
-const running = await serve(await withSite(app, uploadDir), { port, hostname, maxConnections });
+// While the database is unreachable the server answers 503 and retries (WAIT_FOR_DATABASE=off
+// exits instead); a startup that fails otherwise, a migration or a bad URL, exits with one line.
+const running = await serve(await withSite(app, uploadDir), {
+  port,
+  hostname,
+  maxConnections,
+  waitForDatabase: process.env.WAIT_FOR_DATABASE !== "off",
+}).catch(exitWith);
 
 console.log(`crudkit example API listening on ${running.url}/api`);
 console.log(`API key: ${key}`);
@@ -55,3 +66,17 @@ const stop = async () => {
 };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
+
+/** A startup mistake (a bad DATABASE_URL, a failed migration) as one line and a non-zero exit. */
+function exitWith(error: unknown): never {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(1);
+}
+
+function startupStep<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    return exitWith(error);
+  }
+}

@@ -23,6 +23,7 @@ export async function withSite(
   app: {
     handler: (request: Request, info?: ConnectionInfo) => Promise<Response>;
     ready: Promise<void>;
+    retryStartup(): Promise<void>;
     close(): Promise<void>;
   },
   uploadDir: string,
@@ -31,6 +32,7 @@ export async function withSite(
   const { code } = await bundleClient();
   return {
     ready: app.ready,
+    retryStartup: () => app.retryStartup(),
     // serve().close() closes the app once requests have drained.
     close: () => app.close(),
     handler(request: Request, info?: ConnectionInfo): Promise<Response> {

@@ -50,7 +50,7 @@ services_start() {
     --bind-address=127.0.0.1 --skip-name-resolve --pid-file="$my_data/pid" --max-connections=300 >"$my_data/log" 2>&1 &
   for _ in $(seq 1 100); do mariadb-admin --socket="$my_data/sock" ping >/dev/null 2>&1 && break; sleep 0.2; done
   mariadb --socket="$my_data/sock" -e "CREATE DATABASE crudkit; CREATE USER 'crudkit'@'127.0.0.1' IDENTIFIED BY 'crudkit';
-    GRANT ALL ON *.* TO 'crudkit'@'127.0.0.1'; FLUSH PRIVILEGES;" || return 1
+    GRANT ALL ON *.* TO 'crudkit'@'127.0.0.1' WITH GRANT OPTION; FLUSH PRIVILEGES;" || return 1
   export CRUDKIT_TEST_MYSQL_URL="mysql://crudkit:crudkit@127.0.0.1:$my_port/crudkit"
   MARIADB_PID_FILE="$my_data/pid"
 

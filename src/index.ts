@@ -38,6 +38,7 @@ export {
   type PluginRuleSite,
 } from "./core/plugin-access.ts";
 export type { DatabaseOptions } from "./db/database.ts";
+export { type DatabaseUrlOptions, databaseFromUrl, maskUrl } from "./db/database-url.ts";
 export type {
   ColumnDefinition,
   ColumnType,

@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import { type RealtimeEvent, type SubscribeOptions, subscribe } from "../client/subscribe.ts";
 import { autoMigrate } from "../db/auto-migrate.ts";
 import { type DatabaseOptions, openDatabase } from "../db/database.ts";
+import { hostOf } from "../db/database-url.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import { buildOpenApi, type OpenApiDocument } from "../openapi/document.ts";
 import type { Where } from "../query/where.ts";
@@ -34,7 +35,7 @@ import { type AppInternals, INTERNALS } from "./internals.ts";
 import type { CrudkitPlugin, PluginContext } from "./plugin.ts";
 import { EndpointRouter } from "./router.ts";
 import { rpcEndpoint } from "./rpc.ts";
-import { startupGate } from "./startup.ts";
+import { createStartup } from "./startup.ts";
 
 export interface CrudkitOptions<
   Resources extends readonly AnyResource[],
@@ -96,8 +97,16 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
   handler: RequestHandler;
   /** The same endpoints, called from server code. */
   api: ResourceApi<R>;
-  /** Settles when migrations and plugin `init` are done; the handler waits for it by itself. */
+  /**
+   * Settles when migrations and plugin `init` are done; the handler waits for it by itself. An
+   * unreachable database rejects it with a `DatabaseUnreachableError` (code, host, cause).
+   */
   ready: Promise<void>;
+  /**
+   * Runs startup again after `ready` rejected because the database could not be reached, from
+   * the step that failed; resolves once the app serves. `serve()` calls it with backoff.
+   */
+  retryStartup(): Promise<void>;
   readonly db: Kysely<any>;
   readonly basePath: string;
   readonly resources: readonly R[];
@@ -297,7 +306,7 @@ export function crudkit<
     databaseCheck(database.kysely),
     ...plugins.flatMap((p) => (p.health ? [{ name: p.id, check: p.health }] : [])),
   ];
-  endpoints.push(...healthEndpoints(healthChecks, log));
+  endpoints.push(...healthEndpoints(healthChecks, log, () => startup.open));
 
   const router = new EndpointRouter();
   for (const endpoint of endpoints) router.add(basePath + endpoint.path, endpoint);
@@ -308,29 +317,31 @@ export function crudkit<
     bodyLimit: pluginContext.bodyLimit,
     jsonDepth,
   };
-  const ready = (async () => {
-    if (options.autoMigrate) await autoMigrate(database, tables, log);
-    for (const plugin of plugins) await plugin.init?.(pluginContext);
-    await hub?.start();
-  })();
-  // Callers that never await `ready` must not crash the process; the handler reports the failure.
-  ready.catch(() => {});
-
-  const opened = startupGate(ready, log);
+  const startup = createStartup(
+    [
+      ...(options.autoMigrate ? [() => autoMigrate(database, tables, log)] : []),
+      ...plugins.flatMap((plugin) => (plugin.init ? [() => plugin.init!(pluginContext)] : [])),
+      ...(hub ? [() => hub.start()] : []),
+    ],
+    databaseHost(options.database),
+    log,
+  );
+  const { ready } = startup;
   // After close() began, requests get a clear 503 instead of a destroyed driver's error.
-  const startup = () => {
+  const gate = () => {
     if (closing)
       throw new APIError("SERVICE_UNAVAILABLE", "The service is shutting down; try again shortly.");
-    return opened();
+    return startup.gate();
   };
   const inFlight = new InFlight();
-  const api = buildApi(endpoints, { deps, startup, log, inFlight });
-  const handler = createHttpHandler({ router, deps, startup, log, inFlight, cors });
+  const api = buildApi(endpoints, { deps, startup: gate, log, inFlight });
+  const handler = createHttpHandler({ router, deps, startup: gate, log, inFlight, cors });
   for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;
   return {
     handler,
     api: api as ResourceApi<Resources[number]>,
     ready,
+    retryStartup: () => startup.retry(),
     db: database.kysely,
     basePath,
     resources: options.resources,
@@ -381,6 +392,14 @@ export function crudkit<
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,
   } as CrudkitApp<Resources[number], Plugins[number]>;
+}
+
+/** `host:port` of the configured database, for startup errors; never the password. */
+function databaseHost(options: DatabaseOptions): string {
+  const url = (options as { url?: unknown } | null)?.url;
+  const provider = (options as { provider?: unknown } | null)?.provider;
+  if (typeof url !== "string" || provider === "sqlite" || provider === undefined) return "the database";
+  return hostOf(url);
 }
 
 /** Publishes every committed change of every resource to the realtime hub. */

@@ -54,6 +54,8 @@ export interface Endpoint<
    * first answer instead of creating it again (resource creates, uploads; see `idempotency()`).
    */
   idempotent?: boolean;
+  /** Answered while the app is still starting (health checks): it needs no migration or plugin. */
+  ungated?: boolean;
   /** Name of a top-level client method for this endpoint, reached through `POST /_rpc/<name>`. */
   clientMethod?: Method;
   /** Returns the data to send as JSON, or a Response to send as is. */

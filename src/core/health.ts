@@ -34,6 +34,8 @@ const HEALTH = {
 export function healthEndpoints(
   checks: readonly HealthCheck[],
   log: (message: string, error: unknown) => void,
+  /** Whether startup (migrations, plugin init) has finished; until then readiness is 503. */
+  started: () => boolean,
 ): Endpoint[] {
   return [
     {
@@ -46,8 +48,13 @@ export function healthEndpoints(
         response: HEALTH,
         otherAnswers: { 503: HEALTH },
       },
+      ungated: true,
       async handler() {
         const report = await readiness(checks, log);
+        if (!started()) {
+          report.status = "unavailable";
+          report.checks.startup = "unavailable";
+        }
         return new Response(JSON.stringify(report), {
           status: report.status === "ok" ? 200 : 503,
           headers: UNCACHED,
@@ -58,6 +65,7 @@ export function healthEndpoints(
       method: "GET",
       path: "/health/live",
       doc: { summary: "Liveness", tags: ["health"], public: true, response: HEALTH },
+      ungated: true,
       async handler() {
         return new Response('{"status":"ok"}', { headers: UNCACHED });
       },

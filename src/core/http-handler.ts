@@ -42,9 +42,11 @@ function answer({ router, deps, startup, log, inFlight }: HandlerDeps): RequestH
   return async (request, info) => {
     inFlight.begin();
     try {
-      const starting = startup();
-      if (starting) await starting;
       const { endpoint, params } = router.match(request.method, pathOf(request.url));
+      if (!endpoint.ungated) {
+        const starting = startup();
+        if (starting) await starting;
+      }
       const result = await endpoint.handler(new HttpContext(request, params, deps, info?.ip));
       return toResponse(endpoint, result, request);
     } catch (error) {

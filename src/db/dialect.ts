@@ -20,6 +20,12 @@ export interface DialectProfile {
    */
   readonly rowLocks: boolean;
   /**
+   * How a read keeps its rows from changing until the transaction ends while letting others read
+   * and lock them too (`FOR SHARE`; MariaDB spells it `LOCK IN SHARE MODE`); undefined without
+   * row locks.
+   */
+  readonly shareLock: RawBuilder<unknown> | undefined;
+  /**
    * How a column's type or nullability changes: in place (`ALTER COLUMN`, or MySQL's `MODIFY
    * COLUMN`), or by copying the table into a new one (SQLite), which renumbers rowids.
    */

@@ -4,6 +4,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
+import { sqliteUrl } from "./database-url.ts";
 
 /** Settings shared with the benchmark's reference server, so both run SQLite the same way. */
 export const SQLITE_PRAGMAS = [
@@ -17,6 +18,7 @@ const STATEMENT_CACHE_LIMIT = 500;
 
 /** `file:./data/app.db`, `./data/app.db` or `:memory:` → a path better-sqlite3 accepts. */
 export function sqlitePath(url: string): string {
+  sqliteUrl(url);
   const path = url.startsWith("file:") ? url.slice("file:".length) : url;
   if (path === "") throw new Error("The SQLite url is empty.");
   return path === ":memory:" ? path : resolve(path);

@@ -33,6 +33,17 @@ export interface ServeOptions {
    * answers always go out as they are written. @default true
    */
   coalesceWrites?: boolean;
+  /**
+   * When the database cannot be reached at startup: `true` listens anyway (health/live 200,
+   * everything else 503 with `Retry-After`), retries with backoff (up to 10 s apart, one log line
+   * per attempt) and serves once it answers; `false` rejects at once with a
+   * `DatabaseUnreachableError`. A startup that fails otherwise (a migration) is never retried: it
+   * rejects, or once listening, closes the server and sets a non-zero `process.exitCode`.
+   * @default true
+   */
+  waitForDatabase?: boolean;
+  /** Where the startup retries are reported. @default console.error */
+  log?: (line: string) => void;
 }
 
 export interface RunningServer {
@@ -55,7 +66,11 @@ const DEFAULTS = {
   maxConnections: 1024,
   shutdownGrace: 10_000,
   coalesceWrites: true,
+  waitForDatabase: true,
 } satisfies ServeOptions;
+
+const FIRST_RETRY_MS = 500;
+const LONGEST_RETRY_MS = 10_000;
 
 const DRAIN_SWEEP_MS = 25;
 
@@ -68,7 +83,14 @@ const DRAIN_SWEEP_MS = 25;
  */
 export async function serve(app: Servable, options: ServeOptions = {}): Promise<RunningServer> {
   const limits = { ...DEFAULTS, ...definedOnly(options) };
-  await app.ready;
+  const log = options.log ?? ((line: string) => console.error(line));
+  let unreachable: Error | undefined;
+  try {
+    await app.ready;
+  } catch (error) {
+    if (!isUnreachable(error) || !limits.waitForDatabase || !app.retryStartup) throw error;
+    unreachable = error;
+  }
   const server = createServer(
     {
       headersTimeout: limits.headersTimeout,
@@ -111,7 +133,7 @@ export async function serve(app: Servable, options: ServeOptions = {}): Promise<
     await stopped;
     await app.close?.();
   };
-  return {
+  const running: RunningServer = {
     server,
     url: `http://${host}:${port}`,
     close: () => {
@@ -119,6 +141,47 @@ export async function serve(app: Servable, options: ServeOptions = {}): Promise<
       return closed;
     },
   };
+  if (unreachable) void retryStartup(app, unreachable, log, running, () => closed !== undefined);
+  return running;
+}
+
+function isUnreachable(error: unknown): error is Error {
+  return (error as { code?: unknown } | null)?.code === "DATABASE_UNREACHABLE";
+}
+
+/**
+ * Listening while the database is down: tries startup again with exponential backoff until it
+ * serves, the server is closed, or startup fails for another reason (then it closes the server
+ * and the process exits non-zero once nothing else keeps it up).
+ */
+async function retryStartup(
+  app: Servable,
+  first: Error,
+  log: (line: string) => void,
+  running: RunningServer,
+  stopped: () => boolean,
+): Promise<void> {
+  let delay = FIRST_RETRY_MS;
+  let failure: Error = first;
+  for (let attempt = 1; !stopped(); attempt++) {
+    log(`${failure.message} Retrying in ${delay / 1000} s (attempt ${attempt}); serving 503 until then.`);
+    await new Promise((resolve) => setTimeout(resolve, delay).unref());
+    if (stopped()) return;
+    try {
+      await app.retryStartup!();
+      log("crudkit: the database answers; startup finished, serving requests.");
+      return;
+    } catch (error) {
+      if (!isUnreachable(error)) {
+        log(`crudkit: startup failed: ${error instanceof Error ? error.message : String(error)}`);
+        process.exitCode = 1;
+        await running.close();
+        return;
+      }
+      failure = error;
+      delay = Math.min(delay * 2, LONGEST_RETRY_MS);
+    }
+  }
 }
 
 function definedOnly<T extends object>(options: T): Partial<T> {

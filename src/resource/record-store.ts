@@ -36,6 +36,11 @@ export interface RecordStore {
    * write records as "before" is the one it replaces (PostgreSQL, MySQL; SQLite writes one at a time).
    */
   findForUpdate(trx: Kysely<any>, id: string, scope?: Condition): Promise<Row | undefined>;
+  /**
+   * Whether the record exists within `scope`, its row share-locked until the transaction ends, so
+   * a write that points at it points at the row that was checked (a reference's read check).
+   */
+  holds(trx: Kysely<any>, id: string, scope: Condition): Promise<boolean>;
   /** Writes `changes` (record-shaped) and returns the record after, or undefined if none. */
   update(db: Kysely<any>, id: string, changes: Row): Promise<Row | undefined>;
   /** Deletes and returns the deleted record, or undefined if none matches id and `scope`. */
@@ -126,7 +131,10 @@ export function createRecordStore(
     : compileTemplate(builder.deleteFrom(table).where(byId));
   const updates = new Map<string, QueryTemplate>();
   const lists = new Map<string, ListTemplates>();
-  const scoped = new Map<string, { find: QueryTemplate; lock: QueryTemplate; delete: QueryTemplate }>();
+  const scoped = new Map<
+    string,
+    { find: QueryTemplate; lock: QueryTemplate; hold: QueryTemplate; delete: QueryTemplate }
+  >();
   // SQLite searches through its FTS5 index once a migration built it; elsewhere the LIKE itself
   // is what an index (pg_trgm) serves, or what scans (MySQL).
   const size = database.readers ? tableSize(database, table) : undefined;
@@ -137,7 +145,8 @@ export function createRecordStore(
       : undefined;
 
   const compileScope = (scope: Condition) => compileWhere(scope, fields, profile, "r");
-  // SELECT * FROM t WHERE id = ? AND (<rule>) [FOR UPDATE]; DELETE … WHERE id = ? AND (<rule>) [RETURNING *]
+  // SELECT * FROM t WHERE id = ? AND (<rule>) [FOR UPDATE]; DELETE … WHERE id = ? AND (<rule>) [RETURNING *];
+  // SELECT id FROM t WHERE id = ? AND (<rule>) [FOR SHARE]
   const scopedTemplates = (rule: CompiledWhere) => {
     let templates = scoped.get(rule.shape);
     if (!templates) {
@@ -149,6 +158,11 @@ export function createRecordStore(
         lock: profile.rowLocks
           ? compileTemplate(builder.selectFrom(table).selectAll().where(where).forUpdate())
           : find,
+        hold: compileTemplate(
+          profile.shareLock
+            ? builder.selectFrom(table).select("id").where(where).modifyEnd(profile.shareLock)
+            : builder.selectFrom(table).select("id").where(where),
+        ),
         delete: compileTemplate(returning ? deleting.returningAll() : deleting),
       };
       if (scoped.size < TEMPLATE_CACHE_LIMIT) scoped.set(rule.shape, templates);
@@ -279,6 +293,13 @@ export function createRecordStore(
   };
 
   return {
+    async holds(trx, id, scope) {
+      const rule = compileScope(scope);
+      return (
+        (await firstRow(trx, scopedTemplates(rule).hold, Object.assign({ $id: id }, rule.values))) !==
+        undefined
+      );
+    },
     async insert(db, record) {
       const row = codec.toRow(record);
       try {

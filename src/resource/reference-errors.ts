@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import { APIError } from "../core/errors.ts";
 import { violatedForeignKey } from "../db/data-errors.ts";
 import { foreignKeyName } from "../db/table-definition.ts";
+import type { Field } from "../schema/field-model.ts";
 import type { AnyResource } from "./types.ts";
 
 type Row = Record<string, unknown>;
@@ -38,15 +39,23 @@ export function referenceErrors(resource: AnyResource) {
       // A record removed between the write and the lookup: name every reference written.
       if (missing.length === 0) missing = fields.filter((f) => typeof written[f.name] === "string");
     }
-    return new APIError(
-      "VALIDATION_ERROR",
-      `${missing.map((f) => `"${f.name}"`).join(" and ")} must be the id of an existing ${missing.map((f) => f.reference!.target).join(" / ")}.`,
-      {
-        details: missing.map((f) => ({
-          path: f.name,
-          message: `No ${f.reference!.target} with this id exists.`,
-        })),
-      },
-    );
+    return missingReferences(missing);
   };
+}
+
+/**
+ * The 400 for reference fields naming no record the caller may read. A missing id and a record
+ * outside the caller's read rule get this same answer, byte for byte: it must not tell them apart.
+ */
+export function missingReferences(missing: readonly Field[]): APIError {
+  return new APIError(
+    "VALIDATION_ERROR",
+    `${missing.map((f) => `"${f.name}"`).join(" and ")} must be the id of an existing ${missing.map((f) => f.reference!.target).join(" / ")}.`,
+    {
+      details: missing.map((f) => ({
+        path: f.name,
+        message: `No ${f.reference!.target} with this id exists.`,
+      })),
+    },
+  );
 }

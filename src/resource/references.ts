@@ -26,6 +26,15 @@ export interface ReferenceOptions<As extends string | undefined, Reverse extends
    * @default "restrict"
    */
   onDelete?: OnDelete;
+  /**
+   * Whether a create or update may only name a record its caller may read under the target's
+   * `read` rule (an unreadable id gets the same 400 as a missing one). `false` accepts any existing
+   * record: the caller learns which ids exist, and with `onDelete: "restrict"` she can keep the
+   * target's owner from deleting it. Use it only where pointing at records you cannot read is the
+   * model (assigning a task to a user you cannot list).
+   * @default true
+   */
+  requireRead?: boolean;
   /** The name this field expands under. @default the field's name without its "Id" ending */
   as?: As;
   /** The reverse relation on the referenced resource: a name, or its name, limit and order. */
@@ -58,8 +67,8 @@ const ID = z.string().min(1).max(255);
 
 /**
  * A field that holds the id of a record of another resource (or of its own). The migration
- * creates a foreign key; a create or update naming a missing record answers 400, and deleting a
- * referenced record follows `onDelete`. `expand=<name>` returns the record beside the id.
+ * creates a foreign key; a create or update naming a record that is missing, or that its caller
+ * may not read, answers 400, and deleting a referenced record follows `onDelete`. `expand=<name>` returns the record beside the id.
  *
  * @example
  * const post = createResource({
@@ -84,6 +93,7 @@ export function references<
   const spec: ReferenceSpec = {
     target: typeof target === "string" ? target : target.name,
     onDelete: options.onDelete ?? "restrict",
+    requireRead: options.requireRead ?? true,
     as: options.as,
     reverse,
   };

@@ -7,6 +7,7 @@ import type { User } from "../core/identity.ts";
 import type { OwnedFiles, ReadCache } from "../core/plugin.ts";
 import type { Database } from "../db/database.ts";
 import type { FilterField } from "../query/where.ts";
+import type { Field } from "../schema/field-model.ts";
 import { createInputValidator, type InputValidator } from "../schema/input-validation.ts";
 import type { Operation } from "./access.ts";
 import { createFieldPolicy, type FieldPolicy } from "./field-access.ts";
@@ -14,6 +15,7 @@ import { type FileFields, fileFieldsOf } from "./file-fields.ts";
 import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
 import type { ListRules } from "./list-query.ts";
 import { createRecordStore, type RecordStore } from "./record-store.ts";
+import { checkedReferences } from "./reference-reads.ts";
 import type { RelationGraph } from "./relations.ts";
 import type { AnyResource } from "./types.ts";
 
@@ -35,6 +37,8 @@ export interface ResourceRuntime {
   readonly log: Log;
   /** How the app's resources point at each other. */
   readonly relations: RelationGraph;
+  /** The reference fields a write checks the caller may read the target of (`requireRead`). */
+  readonly references: readonly Field[];
   /** The resource's `fileRef` fields, when it has any. */
   readonly fileFields: FileFields | undefined;
   /** Who keeps uploaded files (the upload plugin), for expanding file fields. */
@@ -113,6 +117,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     readCache: options.readCache,
     log: options.log,
     relations: options.relations,
+    references: checkedReferences(resource.fields),
     fileFields: fileFieldsOf(resource, options.files),
     files: options.files,
     runtimeOf: options.runtimeOf,

@@ -10,6 +10,8 @@ export interface ReferenceSpec {
   /** The referenced resource's name. */
   target: string;
   onDelete: OnDelete;
+  /** Whether a write must name a record its caller may read (false: any existing record). */
+  requireRead: boolean;
   as: string | undefined;
   reverse: { name?: string; limit?: number; sortBy?: string; sortOrder?: "asc" | "desc" };
 }

@@ -17,6 +17,7 @@ export const mysqlProfile: DialectProfile = {
   name: "mysql",
   returning: false,
   rowLocks: true,
+  shareLock: sql`lock in share mode`,
   alterColumns: "modify column",
   dropIndexOnTable: true,
   boundedIndexedText: true,

@@ -17,6 +17,7 @@ export const postgresProfile: DialectProfile = {
   name: "postgres",
   returning: true,
   rowLocks: true,
+  shareLock: sql`for share`,
   alterColumns: "alter column",
   dropIndexOnTable: false,
   boundedIndexedText: false,

@@ -17,6 +17,7 @@ export const sqliteProfile: DialectProfile = {
   name: "sqlite",
   returning: true,
   rowLocks: false,
+  shareLock: undefined,
   alterColumns: "rebuild",
   dropIndexOnTable: false,
   boundedIndexedText: false,

@@ -1,0 +1,96 @@
+// Database URLs as people type them: `postgres://`, `mysql://`, or a SQLite file (`file:…`, a
+// path, `:memory:`). A scheme crudkit does not know is a startup error that names it, never a
+// SQLite file whose directory is made from the URL (password included). Wherever a URL is shown,
+// its password is masked.
+
+import { ConfigError } from "../core/errors.ts";
+
+/** What a URL opens: the `database` option of `crudkit()`. */
+export type DatabaseUrlOptions =
+  | { provider: "sqlite"; url: string }
+  | { provider: "postgres"; url: string }
+  | { provider: "mysql"; url: string };
+
+const KNOWN = ["postgres://", "postgresql://", "mysql://", "file:", ":memory:"] as const;
+
+/** Schemes people write for the ones crudkit knows. */
+const NEAR_MISSES = new Map(
+  Object.entries({
+    postgress: "postgres://",
+    postgre: "postgres://",
+    postgresq: "postgresql://",
+    pg: "postgres://",
+    psql: "postgres://",
+    mariadb: "mysql://",
+    maria: "mysql://",
+    mysq: "mysql://",
+    mysql2: "mysql://",
+    sqlite: "file:",
+    sqlite3: "file:",
+  }),
+);
+
+/**
+ * The scheme of anything shaped `scheme://` (a Windows drive letter, `C:\`, is a path); a scheme
+ * with characters no scheme has is still a URL, and shown as "?".
+ */
+function schemeOf(url: string): string | undefined {
+  const end = url.indexOf("://");
+  if (end === -1) return undefined;
+  const scheme = url.slice(0, end).toLowerCase();
+  return /^[a-z][a-z0-9+.-]{0,30}$/.test(scheme) ? scheme : "?";
+}
+
+/**
+ * The `database` option for a URL, as `DATABASE_URL` is usually given.
+ *
+ * @example
+ * crudkit({ database: databaseFromUrl(process.env.DATABASE_URL ?? "file:./data/app.db"), resources });
+ */
+export function databaseFromUrl(url: string): DatabaseUrlOptions {
+  if (typeof url !== "string" || url.trim() === "")
+    throw new ConfigError(
+      'The database URL is empty; use "file:./data/app.db", "postgres://…" or "mysql://…".',
+    );
+  if (url.startsWith("file:")) return { provider: "sqlite", url };
+  const scheme = schemeOf(url);
+  if (scheme === "postgres" || scheme === "postgresql") return { provider: "postgres", url };
+  if (scheme === "mysql") return { provider: "mysql", url };
+  if (scheme !== undefined) throw unknownScheme(scheme);
+  return { provider: "sqlite", url: sqliteUrl(url) };
+}
+
+/**
+ * A SQLite URL: `file:…`, `:memory:` or a plain path. Anything shaped `scheme://` is refused: it is
+ * a typo of another database's URL, and opening it would make a directory out of it.
+ */
+export function sqliteUrl(url: string): string {
+  const scheme = url.startsWith("file:") ? undefined : schemeOf(url);
+  if (scheme !== undefined) throw unknownScheme(scheme);
+  return url;
+}
+
+function unknownScheme(scheme: string): ConfigError {
+  const guess = NEAR_MISSES.get(scheme);
+  return new ConfigError(
+    `The database URL's scheme "${scheme}://" is not one crudkit knows${guess ? `; did you mean "${guess}"?` : "."} ` +
+      `Known: ${KNOWN.map((k) => `"${k}"`).join(", ")}, or a file path for SQLite.`,
+  );
+}
+
+/** The URL with its password (and a `password=` query parameter) replaced by `***`. */
+export function maskUrl(url: string): string {
+  return url
+    .replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^:/@?#]*:)[^@/?#]*@/, "$1***@")
+    .replace(/([?&]password=)[^&#]*/gi, "$1***");
+}
+
+/** `host:port` of a server URL, for messages; never the user or password. */
+export function hostOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return parsed.port ? `${parsed.hostname}:${parsed.port}` : parsed.hostname || "localhost";
+  } catch {
+    return "the configured host";
+  }
+}
