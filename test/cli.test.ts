@@ -94,7 +94,7 @@ forEachDialect((dialect) => {
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stdout).toMatch(/create table [`"]product[`"]/);
     expect(migrated.stdout).toMatch(/applied \d{8}_\d{9}_[0-9a-f]{4}_create_table_product: \d+ statement/);
-    expect(migrated.stdout).toContain("no drift: the database matches the resources");
+    expect(migrated.stdout).toContain("in sync: the database matches the resources");
     expect(await inspect(database)).toEqual({
       crudkit_migrations: ["applied_at", "checksum", "name", "tables"],
       product: ["createdAt", "id", "name", "price", "updatedAt"],
@@ -104,7 +104,7 @@ forEachDialect((dialect) => {
     const again = run(dir, "migrate");
     expect(again.code).toBe(0);
     expect(again.stdout.trim()).toBe(
-      "no pending migration files\nno drift: the database matches the resources",
+      "no pending migration files\nin sync: the database matches the resources",
     );
     expect(run(dir, "generate").stdout.trim()).toBe("nothing to generate: the database matches the schema");
   });
@@ -152,6 +152,66 @@ forEachDialect((dialect) => {
       "nothing to migrate: the database matches the schema",
     );
   });
+
+  it("migration files: drop a column, rename a field, narrow a type; migrate never exits 0 out of sync", async () => {
+    const own = (await dialect.fresh()) as { provider: string; url: string };
+    const work = project();
+    const item = (fields: string) =>
+      writeFileSync(
+        join(work, "crudkit.config.ts"),
+        `import { createResource, crudkit, withId } from "crudkit-api";
+import { z } from "zod";
+const item = createResource({ name: "item", schema: withId({ ${fields} }) });
+export default crudkit({ database: ${JSON.stringify(own)}, resources: [item] });
+`,
+      );
+    const newest = () => {
+      const files = readdirSync(join(work, "migrations")).sort();
+      return readFileSync(join(work, "migrations", files.at(-1)!), "utf8");
+    };
+    const inSync = "in sync: the database matches the resources";
+    item(`name: z.string(), note: z.string().optional(), count: z.number()`);
+    expect(run(work, "generate").code).toBe(0);
+    const first = run(work, "migrate");
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain(inSync);
+
+    // The three changes that lose data, one after the other.
+    const changes = [
+      { fields: `name: z.string(), count: z.number()`, loses: "drops column item.note" },
+      { fields: `title: z.string(), count: z.number()`, loses: "drops column item.name" },
+      { fields: `title: z.string(), count: z.number().int()`, loses: "item.count" },
+    ];
+    for (const { fields, loses } of changes) {
+      item(fields);
+      const generated = run(work, "generate");
+      expect(generated.code, generated.stderr).toBe(0);
+      expect(generated.stdout).toContain("commented out: after this file the database will still differ");
+      expect(newest()).toContain("-- NOT IN SYNC:");
+      const partial = run(work, "migrate");
+      expect(partial.code, partial.stdout).toBe(4);
+      expect(partial.stdout).not.toContain(inSync);
+      expect(partial.stdout).toContain("not in sync: the database differs from the resources");
+      expect(partial.stdout).toContain(loses);
+      expect(partial.stderr).toContain("run crudkit generate --allow-destructive, then crudkit migrate");
+      const status = run(work, "status");
+      expect(status.stdout).not.toContain(inSync);
+      expect(status.stdout).toContain("not in sync");
+
+      const destructive = run(work, "generate", "--allow-destructive");
+      expect(destructive.code, destructive.stderr).toBe(0);
+      expect(destructive.stdout).toContain("written as statements: they lose data when applied");
+      const file = newest();
+      expect(file).not.toContain("NOT IN SYNC");
+      expect(file).toContain(`-- DESTRUCTIVE (loses data): `);
+      expect(file).toContain(loses);
+      const applied = run(work, "migrate");
+      expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+      expect(applied.stdout).toContain(inSync);
+      expect(run(work, "status").stdout).toContain(inSync);
+    }
+    expect((await inspect(own)).item).toEqual(["count", "createdAt", "id", "title", "updatedAt"]);
+  }, 180_000);
 
   it("a required field with a default is added to rows that exist, with that default", async () => {
     const app = crudkit({ database: database as never, resources: [] });
@@ -315,7 +375,7 @@ forEachDialect((dialect) => {
     const applied = run(dir, "migrate");
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout).toContain(`applied ${file!.slice(0, -4)}`);
-    expect(applied.stdout).toContain("no drift: the database matches the resources");
+    expect(applied.stdout).toContain("in sync: the database matches the resources");
     const app = crudkit({ database: database as never, resources: [] });
     const stamp = dialect.name === "sqlite" ? "2026-01-01T00:00:00.000Z" : new Date("2026-01-01T00:00:00Z");
     await app.db
@@ -343,7 +403,7 @@ forEachDialect((dialect) => {
     );
     const drift = run(dir, "migrate", "--check");
     expect(drift.code).toBe(4);
-    expect(drift.stdout).toContain("drift: the database differs from the resources in 1 step(s):");
+    expect(drift.stdout).toContain("not in sync: the database differs from the resources in 1 step(s):");
     expect(drift.stdout).toContain("add column product.colour");
     expect(run(dir, "status").stdout).toContain("add column product.colour");
     expect(run(dir, "generate").code).toBe(0);

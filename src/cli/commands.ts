@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { isConnectionError } from "../db/connection-errors.ts";
 import { applyMigration, applyPlan } from "../db/migrations/apply.ts";
 import {
+  dataLoss,
   type MigrationFile,
   readMigrationFiles,
   renderMigrationFile,
@@ -18,6 +19,8 @@ import { CliError, type LoadedApp, loadConfig } from "./load-config.ts";
 export interface GenerateOptions {
   config?: string;
   out: string;
+  /** Write changes that lose data as real statements (each with a comment saying what it drops). */
+  allowDestructive?: boolean;
 }
 
 export interface MigrateOptions {
@@ -28,7 +31,10 @@ export interface MigrateOptions {
   dir?: string;
   /** Plan from the live database and apply, whatever files there are (development). */
   push?: boolean;
-  /** Exit non-zero when the database still differs from the resources afterwards. */
+  /**
+   * Kept for scripts that pass it: `migrate` always exits 4 when the database still differs from
+   * the resources afterwards.
+   */
   check?: boolean;
 }
 
@@ -52,12 +58,18 @@ export async function generate(options: GenerateOptions, print: Print): Promise<
     const dir = resolve(options.out);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${name}.sql`);
-    writeFileSync(file, renderMigrationFile(plan, name));
+    writeFileSync(file, renderMigrationFile(plan, name, { allowDestructive: options.allowDestructive }));
     print(`wrote ${file} (${plan.steps.length} step${plan.steps.length === 1 ? "" : "s"})`);
-    for (const step of plan.steps) print(`  ${step.destructive ? "destructive: " : ""}${step.description}`);
+    for (const step of plan.steps)
+      print(`  ${step.destructive ? `destructive: ${dataLoss(step.description)}` : step.description}`);
     const destructive = plan.steps.filter((s) => s.destructive).length;
-    if (destructive)
-      print(`${destructive} destructive step(s) are commented out in the file; review them before applying.`);
+    if (destructive && options.allowDestructive)
+      print(`${destructive} destructive step(s) are written as statements: they lose data when applied.`);
+    else if (destructive)
+      print(
+        `${destructive} destructive step(s) are commented out: after this file the database will still differ from ` +
+          "the resources. To make them, delete the file and run crudkit generate --allow-destructive.",
+      );
   });
 }
 
@@ -91,6 +103,7 @@ export async function migrate(options: MigrateOptions, print: Print): Promise<vo
     print(
       `applied migration ${name}: ${plan.steps.length} step(s), ${plan.steps.flatMap((s) => s.statements).length} statement(s)`,
     );
+    await reportDrift(internals, true, print);
   });
 }
 
@@ -153,7 +166,8 @@ async function applyFiles(files: MigrationFile[], options: MigrateOptions, print
       print(`applied ${file.name}: ${file.statements.length} statement(s)`);
     }
     if (pending.length === 0) print("no pending migration files");
-    await reportDrift(internals, options.check === true, print);
+    // Never "done" while the database still differs: applied files may have left changes out.
+    await reportDrift(internals, true, print);
   });
 }
 
@@ -168,17 +182,27 @@ function refuseChanged(files: readonly MigrationFile[], applied: ReadonlyMap<str
     );
 }
 
-/** What still differs between the database and the resources, after the files. */
-async function reportDrift(internals: LoadedApp["internals"], check: boolean, print: Print): Promise<void> {
+/**
+ * What still differs between the database and the resources: "in sync" only when nothing does.
+ * With `fail`, a difference exits 4, naming the command that resolves it.
+ */
+async function reportDrift(internals: LoadedApp["internals"], fail: boolean, print: Print): Promise<void> {
   const plan = await plan_(internals);
   if (plan.steps.length === 0) {
-    print("no drift: the database matches the resources");
+    print("in sync: the database matches the resources");
     return;
   }
-  print(`drift: the database differs from the resources in ${plan.steps.length} step(s):`);
-  for (const step of plan.steps) print(`  ${step.destructive ? "destructive: " : ""}${step.description}`);
-  print("Run crudkit generate to write a migration for them (or crudkit migrate --push while developing).");
-  if (check) throw new CliError("--check: the database has drifted from the resources.", 4);
+  print(`not in sync: the database differs from the resources in ${plan.steps.length} step(s):`);
+  for (const step of plan.steps)
+    print(`  ${step.destructive ? `destructive: ${dataLoss(step.description)}` : step.description}`);
+  const destructive = plan.steps.some((s) => s.destructive);
+  const command = destructive ? "crudkit generate --allow-destructive" : "crudkit generate";
+  print(`To resolve: run ${command}, review the file it writes, then crudkit migrate.`);
+  if (fail)
+    throw new CliError(
+      `the database is not in sync with the resources; run ${command}, then crudkit migrate.`,
+      4,
+    );
 }
 
 /** `crudkit status`: the migrations applied, the files pending, and any drift. */

@@ -19,7 +19,13 @@ program
   )
   .option("--config <path>", "the config file (default: crudkit.config.{ts,mts,js,mjs} in this directory)")
   .option("--out <dir>", "where to write the .sql file", "migrations")
-  .action((options: { config?: string; out: string }) => generate(options, console.log));
+  .option(
+    "--allow-destructive",
+    "write changes that lose data (drop table or column, type change, NOT NULL) as statements, each with a comment saying what it drops; without it they are commented out and the file leaves the database out of sync",
+  )
+  .action((options: { config?: string; out: string; allowDestructive?: boolean }) =>
+    generate(options, console.log),
+  );
 
 program
   .command("migrate")
@@ -29,7 +35,10 @@ program
   .option("--config <path>", "the config file (default: crudkit.config.{ts,mts,js,mjs} in this directory)")
   .option("--dir <dir>", "where the migration files are", "migrations")
   .option("--push", "ignore migration files: plan from the live database and apply (development)")
-  .option("--check", "exit 4 when the database still differs from the resources (for CI)")
+  .option(
+    "--check",
+    "kept for scripts: migrate always exits 4 when the database still differs from the resources",
+  )
   .option("--dry-run", "print the statements without applying them")
   .option(
     "--allow-destructive",

@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { MigrationPlan } from "./plan.ts";
+import type { MigrationPlan, MigrationStep } from "./plan.ts";
 
 export interface MigrationFile {
   /** The file name without `.sql`: sorts by time. */
@@ -45,24 +45,57 @@ export function slugOf(plan: MigrationPlan): string {
   return slug || "migration";
 }
 
-export function renderMigrationFile(plan: MigrationPlan, name: string): string {
-  const applied = plan.steps.filter((s) => !s.destructive).flatMap((s) => s.statements);
+export function renderMigrationFile(
+  plan: MigrationPlan,
+  name: string,
+  options: { allowDestructive?: boolean } = {},
+): string {
+  const writes = (step: MigrationStep) => !step.destructive || options.allowDestructive === true;
+  const applied = plan.steps.filter(writes).flatMap((s) => s.statements);
+  const left = plan.steps.filter((s) => !writes(s));
   const lines = [
     `-- crudkit migration ${name} (${plan.dialect})`,
     "-- Review (edit if you need to), then apply with `crudkit migrate`; once applied, leave it as it is.",
+  ];
+  if (left.length > 0)
+    lines.push(
+      `-- NOT IN SYNC: ${left.length} change(s) below lose data, so they are commented out and this file`,
+      "-- leaves the database different from the resources; `crudkit migrate` will say so and exit non-zero.",
+      "-- To make them, delete this file and run `crudkit generate --allow-destructive` (each change then",
+      "-- says what it drops), or uncomment them here before applying.",
+    );
+  lines.push(
     `-- tables: ${JSON.stringify(plan.tables)}`,
     `-- checksum as generated: ${checksumOf(applied)}`,
     "",
-  ];
+  );
   for (const step of plan.steps) {
-    lines.push(
-      `-- ${step.destructive ? "DESTRUCTIVE (commented out, loses data): " : ""}${step.description}`,
-    );
+    if (!step.destructive) lines.push(`-- ${step.description}`);
+    else if (writes(step)) lines.push(`-- DESTRUCTIVE (loses data): ${dataLoss(step.description)}`);
+    else lines.push(`-- DESTRUCTIVE (commented out, loses data): ${dataLoss(step.description)}`);
     for (const statement of step.statements)
-      lines.push(step.destructive ? `-- ${statement.replace(/\n/g, "\n-- ")};` : `${statement};`);
+      lines.push(writes(step) ? `${statement};` : `-- ${statement.replace(/\n/g, "\n-- ")};`);
     lines.push("");
   }
   return lines.join("\n");
+}
+
+/** What a destructive step's description means for the data, in words. */
+export function dataLoss(description: string): string {
+  let match = /^drop table (\S+)$/.exec(description);
+  if (match) return `drops table ${match[1]} and every row in it`;
+  match = /^drop column (\S+)$/.exec(description);
+  if (match) return `drops column ${match[1]} and every value stored in it`;
+  match = /^change type of (\S+) from (.+) to (.+)$/.exec(description);
+  if (match)
+    return `changes ${match[1]} from ${match[2]} to ${match[3]}: values that do not convert are lost, or the statement fails`;
+  match = /^make (\S+) NOT NULL$/.exec(description);
+  if (match) return `makes ${match[1]} required: fails while any row holds NULL there (set those rows first)`;
+  match = /^add column (\S+) \(required, no default: existing rows get (.+)\)$/.exec(description);
+  if (match) return `adds required column ${match[1]}: existing rows get ${match[2]}, a value nobody entered`;
+  match = /^rebuild table (\S+) to (.+)$/.exec(description);
+  if (match) return `rebuilds table ${match[1]} to ${match[2]!.split("; ").map(dataLoss).join("; ")}`;
+  return description;
 }
 
 /** The `.sql` files of a directory, oldest first; none when it does not exist. */
