@@ -21,8 +21,13 @@ grep -q "^package/dist/index.mjs$" "$work/contents" || { echo "consumer: the tar
 
 mkdir "$work/app" && cd "$work/app"
 echo '{ "name": "consumer", "private": true, "type": "module" }' > package.json
-npm install --no-audit --no-fund --loglevel=error "../$tarball" "zod@$(version zod)" \
-  "typescript@$(version typescript)" "@types/node@$(version @types/node)" >/dev/null
+npm install --no-audit --no-fund --loglevel=warn "../$tarball" "zod@$(version zod)" \
+  "typescript@$(version typescript)" "@types/node@$(version @types/node)" >/dev/null 2>install.log
+# The package and everything it installs accept this Node: not one EBADENGINE warning.
+if grep -q EBADENGINE install.log; then
+  echo "consumer: installing crudkit-api on Node $(node -v) warns EBADENGINE:"; grep -A3 EBADENGINE install.log; exit 1
+fi
+echo "consumer: installing the package on Node $(node -v) prints no EBADENGINE warning"
 
 # The README block, exactly as printed.
 node -e '

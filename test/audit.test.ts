@@ -286,16 +286,18 @@ function suite(dialect: TestDialect) {
   });
 
   it("refuses malformed filters with 400 and says which", async () => {
+    // A bad page or limit gets the answer every list gives it (BAD_REQUEST, from the one parser).
     for (const query of [
       "?limit=0",
       "?limit=abc",
       "?page=-1",
-      "?from=yesterday",
-      "?to=2024-13-45",
-      "?resource=",
       "?sortBy=created_at;drop%20table%20audit_logs",
-      `?userId=${"x".repeat(500)}`,
     ]) {
+      const response = await send(app, "GET", `/api/audit/logs${query}`, { headers: AUDITOR });
+      expect(response.status, query).toBe(400);
+      expect(response.body.code).toBe("BAD_REQUEST");
+    }
+    for (const query of ["?from=yesterday", "?to=2024-13-45", "?resource=", `?userId=${"x".repeat(500)}`]) {
       const response = await send(app, "GET", `/api/audit/logs${query}`, { headers: AUDITOR });
       expect(response.status, query).toBe(400);
       expect(response.body.code).toBe("VALIDATION_ERROR");

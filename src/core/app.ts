@@ -32,6 +32,7 @@ import { InFlight } from "./in-flight.ts";
 import { buildApi, pagesOf } from "./in-process-api.ts";
 import { DEFAULT_JSON_DEPTH } from "./input-checks.ts";
 import { type AppInternals, INTERNALS } from "./internals.ts";
+import { checkOptionKeys, optionKeys } from "./option-keys.ts";
 import type { CrudkitPlugin, PluginContext } from "./plugin.ts";
 import { EndpointRouter } from "./router.ts";
 import { rpcEndpoint } from "./rpc.ts";
@@ -157,6 +158,25 @@ export interface AppRealtime<R extends AnyResource> {
 /** How long close() lets running requests finish before it closes the database under them. */
 const CLOSE_GRACE_MS = 10_000;
 
+const CRUDKIT_OPTION_KEYS = optionKeys<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>>({
+  resources: true,
+  plugins: true,
+  database: true,
+  basePath: true,
+  identify: true,
+  autoMigrate: true,
+  bodyLimit: true,
+  maxJsonDepth: true,
+  defaultLimit: true,
+  maxLimit: true,
+  statementTimeout: true,
+  log: true,
+  openapi: true,
+  docs: true,
+  cors: true,
+  realtime: true,
+});
+
 /**
  * Assembles resources and plugins into one API: `handler` serves it over HTTP (a Web-standard
  * `(Request) => Promise<Response>`), `api` calls the same endpoints from server code.
@@ -174,6 +194,7 @@ export function crudkit<
   const Resources extends readonly AnyResource[],
   const Plugins extends readonly CrudkitPlugin[] = readonly [],
 >(options: CrudkitOptions<Resources, Plugins>): CrudkitApp<Resources[number], Plugins[number]> {
+  checkOptionKeys(options, CRUDKIT_OPTION_KEYS, "crudkit()");
   const basePath = normalizeBasePath(options.basePath ?? "/api");
   const log: Log =
     options.log ??
@@ -308,7 +329,7 @@ export function crudkit<
   ];
   endpoints.push(...healthEndpoints(healthChecks, log, () => startup.open));
 
-  const router = new EndpointRouter();
+  const router = new EndpointRouter(basePath);
   for (const endpoint of endpoints) router.add(basePath + endpoint.path, endpoint);
 
   const deps: ContextDeps = {

@@ -25,8 +25,14 @@ export interface RouteMatch {
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 export class EndpointRouter {
+  /** The prefix every route of the app is under (`/api`), named in a 404 for a path outside it. */
+  readonly #basePath: string;
   readonly #entries = new Map<string, PathEntry>();
   readonly #router = new SmartRouter<PathEntry>({ routers: [new RegExpRouter(), new TrieRouter()] });
+
+  constructor(basePath = "") {
+    this.#basePath = basePath;
+  }
 
   add(pattern: string, endpoint: Endpoint): void {
     let entry = this.#entries.get(pattern);
@@ -48,7 +54,7 @@ export class EndpointRouter {
       string[]?,
     ];
     const first = handlers[0];
-    if (!first) throw new APIError("NOT_FOUND", `No route answers ${method} ${clip(path)}.`);
+    if (!first) throw this.#notFound(method, path);
     // Of the paths that answer this method, the most specific (fewest parameters) wins.
     let found = first;
     let fewest = Number.POSITIVE_INFINITY;
@@ -71,6 +77,27 @@ export class EndpointRouter {
     }
     return { endpoint, params: decodeParams(paramMap, stash) };
   }
+
+  #notFound(method: string, path: string): APIError {
+    return (
+      outsideBasePath(this.#basePath, method, path) ??
+      new APIError("NOT_FOUND", `No route answers ${method} ${clip(path)}.`)
+    );
+  }
+}
+
+/**
+ * A path outside basePath is most often an app mounted under a prefix it was not told about
+ * (Express `app.use("/v1", handler)`): the 404 says what was received and how to set basePath.
+ */
+function outsideBasePath(basePath: string, method: string, path: string): APIError | undefined {
+  if (basePath === "" || path === basePath || path.startsWith(`${basePath}/`)) return undefined;
+  return new APIError(
+    "NOT_FOUND",
+    `No route answers ${method} ${clip(path)}: crudkit serves paths under basePath "${basePath}", and this one is outside it. ` +
+      "If the app is mounted under a prefix, set crudkit({ basePath }) to the prefix of the paths the handler receives " +
+      '(basePath: "/" when they arrive without one).',
+  );
 }
 
 function decodeParams(

@@ -60,18 +60,22 @@ export function createStartup(
 ): Startup {
   let next = 0;
   let state: "starting" | "open" | "unreachable" | "failed" = "starting";
+  let failure: unknown;
   let failureLogged = false;
   const run = async () => {
     try {
       for (; next < steps.length; next++) await steps[next]!();
       state = "open";
     } catch (error) {
+      failureLogged = false;
       if (isConnectionError(error)) {
         state = "unreachable";
-        throw new DatabaseUnreachableError(host, error);
+        failure = new DatabaseUnreachableError(host, error);
+      } else {
+        state = "failed";
+        failure = error;
       }
-      state = "failed";
-      throw error;
+      throw failure;
     }
   };
   let current = run();
@@ -79,18 +83,20 @@ export function createStartup(
   // Callers that never await `ready` must not crash the process; the handler reports the failure.
   ready.catch(() => {});
 
-  const refused = () =>
-    state === "unreachable"
+  /** The 503 while startup has failed; the cause is logged once per failed attempt. */
+  const refused = () => {
+    if (!failureLogged) log("crudkit: startup failed (migrations or plugin init)", failure);
+    failureLogged = true;
+    return state === "unreachable"
       ? new APIError("SERVICE_UNAVAILABLE", "The database is not reachable yet; try again shortly.", {
           headers: { "retry-after": RETRY_AFTER_S },
         })
       : new APIError("SERVICE_UNAVAILABLE", "The service could not start; try again later.");
+  };
   const wait = async () => {
     try {
       await current;
-    } catch (error) {
-      if (!failureLogged) log("crudkit: startup failed (migrations or plugin init)", error);
-      failureLogged = true;
+    } catch {
       throw refused();
     }
   };

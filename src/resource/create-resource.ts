@@ -2,6 +2,7 @@
 
 import { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
+import { checkOptionKeys, optionKeys } from "../core/option-keys.ts";
 import { type Field, readFields } from "../schema/field-model.ts";
 import type { ResourceAccess } from "./access.ts";
 import type { ResourceHooks } from "./hooks.ts";
@@ -69,6 +70,31 @@ type ColumnSet<S extends AnyObjectSchema, T extends boolean> =
 
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 
+const RESOURCE_OPTION_KEYS = optionKeys<ResourceConfig<string, AnyObjectSchema, string, boolean>>({
+  name: true,
+  schema: true,
+  plural: true,
+  searchable: true,
+  filterable: true,
+  access: true,
+  hooks: true,
+  unique: true,
+  indexes: true,
+  count: true,
+  timestamps: true,
+  requireIfMatch: true,
+});
+const ACCESS_OPTION_KEYS = optionKeys<ResourceAccess>({
+  create: true,
+  read: true,
+  list: true,
+  update: true,
+  delete: true,
+  fields: true,
+  owner: true,
+  ownerBypass: true,
+});
+
 /**
  * A resource: a name and a Zod object schema, with its access rules, hooks, searchable, filterable,
  * unique and indexed fields. `crudkit()` turns it into five endpoints and a table.
@@ -88,6 +114,8 @@ export function createResource<
   const P extends string = Pluralize<N>,
   const T extends boolean = true,
 >(config: ResourceConfig<N, S, P, T>): Resource<N, S, P, T> {
+  checkOptionKeys(config, RESOURCE_OPTION_KEYS, "createResource()");
+  checkOptionKeys(config.access, ACCESS_OPTION_KEYS, `createResource() "${String(config.name)}", access`);
   if (typeof config.name !== "string" || !NAME.test(config.name)) {
     throw new ConfigError(
       `Resource name "${String(config.name)}" must start with a letter and hold only letters, digits and "_".`,

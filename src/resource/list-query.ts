@@ -84,9 +84,7 @@ export function parseListQuery(
       !extra.includes(name) &&
       !(name === "cursor" && rules.cursors)
     )
-      throw badQuery(
-        `Unknown query parameter${/^[\w.-]{1,40}$/.test(name) ? ` "${name}"` : ""}: a list takes ${[...KNOWN_PARAMETERS, ...extra].join(", ")} and filter[…].`,
-      );
+      throw unknownParameter(name, [...KNOWN_PARAMETERS, ...(rules.cursors ? ["cursor"] : []), ...extra]);
   }
   const { page, limit } = parsePage(query, rules);
   return {
@@ -220,6 +218,26 @@ function echo(value: string, lead: string): string {
   return /^[A-Za-z0-9_.-]{1,40}$/.test(value) ? `${lead}"${value}"` : lead === " " ? " that field" : "";
 }
 
-function badQuery(message: string): APIError {
+/**
+ * A 400 naming the parameter (`filters[status]`) and every one a list takes. The name is shown
+ * when it is short printable ASCII, quoted as JSON; anything else is not echoed back.
+ */
+export function unknownParameter(name: string, known: readonly string[], filters = true): APIError {
+  const shown = /^[\x21-\x7e]{1,60}$/.test(name) ? ` ${JSON.stringify(name)}` : "";
+  const hint =
+    /^filters?\W/.test(name) && !name.startsWith("filter[")
+      ? " (filters are written filter[field], such as filter[status]=active)"
+      : "";
+  return badQuery(
+    `Unknown query parameter${shown}${hint}: this list takes ${known.join(", ")}${filters ? " and filter[field] (with an operator, filter[field][gte])" : ""}.`,
+    name,
+  );
+}
+
+function badQuery(message: string, parameter?: string): APIError {
+  if (parameter !== undefined && /^[\x21-\x7e]{1,60}$/.test(parameter))
+    return new APIError("BAD_REQUEST", message, {
+      details: [{ path: parameter, message: "Not a list parameter." }],
+    });
   return new APIError("BAD_REQUEST", message);
 }

@@ -2,12 +2,15 @@
 // reads, lists, changes and deletes only those.
 
 import type { User } from "../core/identity.ts";
+import { checkOptionKeys, optionKeys } from "../core/option-keys.ts";
 import type { AccessContext, ResourceAccess } from "./access.ts";
 
 export interface OwnedByOptions {
   /** Users to whom ownership does not apply (admins): they act on every record. */
   bypass?: (user: User) => boolean;
 }
+
+const OWNED_BY_OPTION_KEYS = optionKeys<OwnedByOptions>({ bypass: true });
 
 /**
  * Rules that scope a resource to its owner: `field` holds the creator's `user.id`, filled in on
@@ -21,6 +24,7 @@ export interface OwnedByOptions {
  * });
  */
 export function ownedBy<const F extends string>(field: F, options: OwnedByOptions = {}) {
+  checkOptionKeys(options, OWNED_BY_OPTION_KEYS, "ownedBy()");
   const { bypass } = options;
   const own = ({ user }: AccessContext) => {
     if (!user) return false;

@@ -3,6 +3,7 @@
 // field model at startup; the types carry it too, for `expand`.
 
 import { z } from "zod";
+import { checkOptionKeys, optionKeys } from "../core/option-keys.ts";
 import { type FileRefSpec, markField, type OnDelete, type ReferenceSpec } from "../schema/field-marks.ts";
 
 export type { OnDelete };
@@ -65,6 +66,13 @@ export type IsFileRef<S> = S extends { readonly [FILE]: true } ? true : false;
 
 const ID = z.string().min(1).max(255);
 
+const REFERENCE_OPTION_KEYS = optionKeys<ReferenceOptions<string | undefined, string | undefined>>({
+  onDelete: true,
+  requireRead: true,
+  as: true,
+  reverse: true,
+});
+
 /**
  * A field that holds the id of a record of another resource (or of its own). The migration
  * creates a foreign key; a create or update naming a record that is missing, or that its caller
@@ -88,6 +96,7 @@ export function references<
   target: Target | { readonly name: Target },
   options: ReferenceOptions<As, Reverse> = {},
 ): ReferenceSchema<Target, As, Reverse> {
+  checkOptionKeys(options, REFERENCE_OPTION_KEYS, "references()");
   const given = options.reverse as string | ReverseOptions | undefined;
   const reverse: ReverseOptions = typeof given === "string" ? { name: given } : Object.assign({}, given);
   const spec: ReferenceSpec = {
@@ -102,6 +111,8 @@ export function references<
   return schema as ReferenceSchema<Target, As, Reverse>;
 }
 
+const FILE_REF_OPTION_KEYS = optionKeys<FileRefOptions>({ mimeTypes: true, maxSize: true });
+
 /**
  * A field that holds the id of an uploaded file (the upload plugin's). Setting it checks that the
  * file exists, that the caller may read it and that its type fits, and makes this record the
@@ -111,6 +122,7 @@ export function references<
  * schema: withId({ name: z.string(), image: fileRef({ mimeTypes: ["image/*"] }).optional() })
  */
 export function fileRef(options: FileRefOptions = {}): FileRefSchema {
+  checkOptionKeys(options, FILE_REF_OPTION_KEYS, "fileRef()");
   const schema = ID.clone();
   const file: FileRefSpec = { mimeTypes: options.mimeTypes, maxSize: options.maxSize };
   markField(schema, { file });

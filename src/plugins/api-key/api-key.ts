@@ -4,6 +4,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { APIError } from "../../core/errors.ts";
 import type { User } from "../../core/identity.ts";
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CrudkitPlugin } from "../../core/plugin.ts";
 
 export interface ApiKeyOptions {
@@ -13,6 +14,8 @@ export interface ApiKeyOptions {
   header?: string;
 }
 
+const API_KEY_OPTION_KEYS = optionKeys<ApiKeyOptions>({ keys: true, header: true });
+
 /**
  * Identifies callers by an API key header. Keys are compared in constant time; an unknown key
  * answers 401, no key leaves the caller anonymous.
@@ -21,6 +24,7 @@ export interface ApiKeyOptions {
  * apiKey({ keys: { [process.env.ADMIN_KEY!]: { id: "admin", roles: ["admin"] } }, header: "x-api-key" })
  */
 export function apiKey(options: ApiKeyOptions) {
+  checkOptionKeys(options, API_KEY_OPTION_KEYS, "apiKey()");
   const header = (options.header ?? "x-api-key").toLowerCase();
   const entries = Object.entries(options.keys);
   if (entries.some(([key]) => key === "")) throw new Error("apiKey(): an API key cannot be empty.");

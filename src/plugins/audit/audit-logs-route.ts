@@ -9,7 +9,7 @@ import { admitPluginRows, type PluginRowRule } from "../../core/plugin-access.ts
 import { dateToColumn } from "../../db/column-values.ts";
 import { newestFirstPage } from "../../db/newest-first-page.ts";
 import { PAGE_QUERY, pageOf } from "../../openapi/document.ts";
-import { parsePage } from "../../resource/list-query.ts";
+import { parsePage, unknownParameter } from "../../resource/list-query.ts";
 import {
   AUDIT_LOGS,
   type AuditEntry,
@@ -40,7 +40,7 @@ const instant = z
   )
   .transform((value) => new Date(value).toISOString());
 
-const auditQuery = z.strictObject({
+const auditQuery = z.object({
   resource: name.optional(),
   operation: name.optional(),
   recordId: name.optional(),
@@ -49,10 +49,13 @@ const auditQuery = z.strictObject({
   from: instant.optional(),
   /** Entries before this instant. */
   to: instant.optional(),
-  // Typed here for the client; read by the one page parser every list uses (app defaultLimit, maxLimit).
-  page: z.coerce.number<number>().int().min(1).optional(),
-  limit: z.coerce.number<number>().int().min(1).optional(),
+  // Typed here for the client, checked by the one page parser every list uses (app defaultLimit,
+  // maxLimit), so a bad value gets the same answer as on every other list.
+  page: z.custom<number>().optional(),
+  limit: z.custom<number>().optional(),
 });
+
+const AUDIT_PARAMETERS = Object.keys(auditQuery.shape);
 
 export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undefined) {
   return defineEndpoint({
@@ -81,6 +84,9 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
         fields: auditFilterFields,
         profile: app.profile,
       });
+      // Unknown parameters get the answer every list gives them (the schema above lets them pass).
+      for (const key of Object.keys(ctx.query))
+        if (!AUDIT_PARAMETERS.includes(key)) throw unknownParameter(key, AUDIT_PARAMETERS, false);
       const filters = ctx.input.query;
       const page = parsePage(ctx.query, app.listLimits);
       let query = ctx.db.selectFrom(AUDIT_LOGS);

@@ -2,6 +2,7 @@
 // the write's own `after<Op>` hook, inside its transaction: if the entry cannot be written the
 // change rolls back, and a change that fails leaves no entry.
 
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { dateToColumn } from "../../db/column-values.ts";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../../db/query-template.ts";
@@ -28,6 +29,14 @@ export interface AuditOptions {
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 
+const AUDIT_OPTION_KEYS = optionKeys<AuditOptions>({
+  operations: true,
+  redact: true,
+  retentionDays: true,
+  trustProxy: true,
+  access: true,
+});
+
 /**
  * An audit log: an entry per create, update and delete (and upload), written in the change's own
  * transaction, readable at `GET /audit/logs` by whom `access.read` allows.
@@ -36,6 +45,7 @@ const DAY = 24 * HOUR;
  * audit({ redact: ["password"], retentionDays: 90, access: { read: ({ user }) => user?.roles?.includes("admin") === true } })
  */
 export function audit(options: AuditOptions = {}) {
+  checkOptionKeys(options, AUDIT_OPTION_KEYS, "audit()");
   const operations = new Set(options.operations ?? ["create", "update", "delete"]);
   const entryOptions: EntryOptions = {
     redact: new Set(options.redact ?? []),

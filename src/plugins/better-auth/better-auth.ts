@@ -2,6 +2,7 @@
 // bearer token, with its bearer plugin) from the request's headers; no session → anonymous.
 
 import type { User } from "../../core/identity.ts";
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CrudkitPlugin } from "../../core/plugin.ts";
 
 /** What crudkit uses of a better-auth session. */
@@ -21,6 +22,8 @@ export interface BetterAuthOptions {
   user?: (session: BetterAuthSession) => User | null;
 }
 
+const BETTER_AUTH_OPTION_KEYS = optionKeys<BetterAuthOptions>({ auth: true, user: true });
+
 /**
  * Identifies callers by their better-auth session (cookie or bearer), through your `auth` instance.
  *
@@ -30,6 +33,7 @@ export interface BetterAuthOptions {
  * crudkit({ ..., plugins: [betterAuth({ auth })] });
  */
 export function betterAuth(options: BetterAuthOptions) {
+  checkOptionKeys(options, BETTER_AUTH_OPTION_KEYS, "betterAuth()");
   const toUser = options.user ?? defaultUser;
   return {
     securitySchemes: {

@@ -6,6 +6,7 @@
 import type { Endpoint } from "../../core/endpoint.ts";
 import { Versioned } from "../../core/etag.ts";
 import type { User } from "../../core/identity.ts";
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CachedRead, CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import { authorizePluginRoute, type PluginRule } from "../../core/plugin-access.ts";
 import { versionedResponse } from "../../core/respond.ts";
@@ -49,6 +50,14 @@ export interface CacheStats {
 const HIT_HEADERS = { "content-type": "application/json", "x-cache": "HIT" } as const;
 const MISS_HEADERS = { "content-type": "application/json", "x-cache": "MISS" } as const;
 
+const CACHE_OPTION_KEYS = optionKeys<CacheOptions>({
+  store: true,
+  ttl: true,
+  resources: true,
+  varyBy: true,
+  access: true,
+});
+
 /**
  * Caches resource reads and lists over HTTP after their access rules ran, per caller and scope;
  * every write moves the resource's generation on. In memory, or shared in Redis.
@@ -57,6 +66,7 @@ const MISS_HEADERS = { "content-type": "application/json", "x-cache": "MISS" } a
  * cache({ ttl: 60, store: redisStore(new Redis(process.env.REDIS_URL!)), access: { stats: isAdmin } })
  */
 export function cache(options: CacheOptions = {}) {
+  checkOptionKeys(options, CACHE_OPTION_KEYS, "cache()");
   const store = options.store ?? memoryStore();
   const ttlMs = Math.round((options.ttl ?? 60) * 1000);
   if (!(ttlMs >= 1)) throw new Error("cache(): ttl must be a positive number of seconds.");

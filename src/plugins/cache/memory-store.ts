@@ -4,6 +4,7 @@
 // map on every hit. Instances do not share it, so a write on one does not reach another's cache:
 // use redisStore() when several instances serve the same database.
 
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CacheLookup, CacheStore } from "./cache-store.ts";
 
 export interface MemoryStoreOptions {
@@ -21,6 +22,8 @@ interface Entry {
   used: boolean;
 }
 
+const MEMORY_STORE_OPTION_KEYS = optionKeys<MemoryStoreOptions>({ maxEntries: true, maxBytes: true });
+
 /**
  * A cache store in this process's memory, bounded by entries and bytes (least recently used go
  * first). The default store of `cache()`.
@@ -29,6 +32,7 @@ interface Entry {
  * cache({ store: memoryStore({ maxEntries: 5_000, maxBytes: 32 * 1024 * 1024 }) })
  */
 export function memoryStore(options: MemoryStoreOptions = {}): CacheStore {
+  checkOptionKeys(options, MEMORY_STORE_OPTION_KEYS, "memoryStore()");
   const maxEntries = options.maxEntries ?? 10_000;
   const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
   if (!(maxEntries >= 1) || !(maxBytes >= 1))

@@ -3,6 +3,7 @@
 // A lookup is one MGET (generation and entry together), so a hit costs one round trip.
 
 import { createHash } from "node:crypto";
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CacheStore } from "./cache-store.ts";
 
 /** The commands used, as ioredis (5 or 6) and node-redis-compatible wrappers provide them. */
@@ -19,6 +20,8 @@ export interface RedisStoreOptions {
   prefix?: string;
 }
 
+const REDIS_STORE_OPTION_KEYS = optionKeys<RedisStoreOptions>({ prefix: true });
+
 /**
  * A cache store in Redis (an ioredis client, or anything with the same few commands), shared by
  * every instance of the app.
@@ -27,6 +30,7 @@ export interface RedisStoreOptions {
  * cache({ store: redisStore(new Redis("redis://127.0.0.1:6379"), { prefix: "shop:cache:" }) })
  */
 export function redisStore(redis: RedisLike, options: RedisStoreOptions = {}): CacheStore {
+  checkOptionKeys(options, REDIS_STORE_OPTION_KEYS, "redisStore()");
   const prefix = options.prefix ?? "crudkit:cache:";
   const generationKey = (resource: string) => `${prefix}gen:${resource}`;
   // Hashed, so a long search string never makes a long Redis key.

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type { Endpoint, EndpointContext } from "../../core/endpoint.ts";
 import { APIError } from "../../core/errors.ts";
 import { Versioned } from "../../core/etag.ts";
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import { type Fingerprint, fingerprintOf, observed } from "./request-fingerprint.ts";
 import { databaseStore, type IdempotencyStore, idempotencyKeysTable, type StoredAnswer } from "./store.ts";
@@ -30,6 +31,13 @@ const HEADER = "idempotency-key";
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 const CLAIM_ATTEMPTS = 3;
 
+const IDEMPOTENCY_OPTION_KEYS = optionKeys<IdempotencyOptions>({
+  ttl: true,
+  store: true,
+  wait: true,
+  staleAfter: true,
+});
+
 /**
  * Lets clients retry creates and uploads safely: a request carrying `Idempotency-Key` is answered
  * once, and every retry with the same key and body gets the same answer (status and body) without
@@ -40,6 +48,7 @@ const CLAIM_ATTEMPTS = 3;
  * // curl -X POST …/api/order -H 'Idempotency-Key: 4f1c…' -d '{…}'   (send it again: same answer)
  */
 export function idempotency(options: IdempotencyOptions = {}) {
+  checkOptionKeys(options, IDEMPOTENCY_OPTION_KEYS, "idempotency()");
   const ttlMs = seconds(options.ttl ?? 86_400, "ttl");
   const waitMs = seconds(options.wait ?? 10, "wait");
   const staleMs = seconds(options.staleAfter ?? 60, "staleAfter");

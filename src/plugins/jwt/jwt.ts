@@ -14,6 +14,7 @@ import {
 } from "jose";
 import { APIError } from "../../core/errors.ts";
 import type { User } from "../../core/identity.ts";
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CrudkitPlugin } from "../../core/plugin.ts";
 
 export interface JwtOptions {
@@ -39,6 +40,18 @@ export interface JwtOptions {
 
 const ASYMMETRIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
 
+const JWT_OPTION_KEYS = optionKeys<JwtOptions>({
+  secret: true,
+  publicKey: true,
+  jwksUrl: true,
+  issuer: true,
+  audience: true,
+  algorithms: true,
+  clockTolerance: true,
+  jwks: true,
+  user: true,
+});
+
 /**
  * Identifies callers by a bearer JWT, checked with a secret, a public key or a JWKS URL, and its
  * issuer, audience and expiry; a bad token answers 401.
@@ -47,6 +60,7 @@ const ASYMMETRIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
  * jwt({ jwksUrl: "https://auth.example.com/.well-known/jwks.json", issuer: "https://auth.example.com", audience: "api" })
  */
 export function jwt(options: JwtOptions) {
+  checkOptionKeys(options, JWT_OPTION_KEYS, "jwt()");
   const sources = [options.secret, options.publicKey, options.jwksUrl].filter((s) => s !== undefined);
   if (sources.length !== 1) throw new Error("jwt(): give exactly one of secret, publicKey or jwksUrl.");
   const key = verificationKey(options);

@@ -9,6 +9,7 @@ import type { Endpoint, EndpointContext } from "../../core/endpoint.ts";
 import { APIError } from "../../core/errors.ts";
 import { toResponse } from "../../core/http-handler.ts";
 import type { User } from "../../core/identity.ts";
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CrudkitPlugin } from "../../core/plugin.ts";
 import { throughBody } from "../../core/request-body.ts";
 import { memoryRateLimitStore, type RateLimitStore } from "./store.ts";
@@ -46,6 +47,17 @@ interface Limit {
   windowMs: number;
 }
 
+const RATE_LIMIT_OPTION_KEYS = optionKeys<RateLimitOptions>({
+  window: true,
+  max: true,
+  by: true,
+  operations: true,
+  store: true,
+  uploadBytes: true,
+  inProcess: true,
+  id: true,
+});
+
 /**
  * Limits how often each caller may call each resource operation; over the limit is a 429 with
  * `Retry-After`, and every answer carries `RateLimit-*` headers.
@@ -54,6 +66,7 @@ interface Limit {
  * plugins: [rateLimit({ window: 60, max: 100 }), rateLimit({ id: "writes", operations: ["create"], max: 10 })]
  */
 export function rateLimit(options: RateLimitOptions = {}) {
+  checkOptionKeys(options, RATE_LIMIT_OPTION_KEYS, "rateLimit()");
   const windowMs = positive(options.window ?? 60, "window") * 1000;
   const max = positiveInteger(options.max ?? 100, "max");
   const by = options.by ?? "user";

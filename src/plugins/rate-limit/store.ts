@@ -1,5 +1,7 @@
 // Where rate-limit counters live: the contract, and counters in this process's memory.
 
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
+
 /** A counter of one key in one fixed window. */
 export interface WindowCount {
   total: number;
@@ -28,11 +30,14 @@ export interface MemoryRateLimitOptions {
   maxKeys?: number;
 }
 
+const MEMORY_RATE_LIMIT_OPTION_KEYS = optionKeys<MemoryRateLimitOptions>({ maxKeys: true });
+
 /**
  * Counters in this process: for one instance. Several instances each count on their own; share
  * limits between them with `redisRateLimitStore`.
  */
 export function memoryRateLimitStore(options: MemoryRateLimitOptions = {}): RateLimitStore {
+  checkOptionKeys(options, MEMORY_RATE_LIMIT_OPTION_KEYS, "memoryRateLimitStore()");
   const maxKeys = options.maxKeys ?? 100_000;
   const counters = new Map<string, WindowCount>();
   const evict = (now: number) => {

@@ -4,6 +4,7 @@
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import { LocalStorage } from "../../storage/local/local-storage.ts";
 import { removeStale } from "../../storage/local/new-file.ts";
@@ -14,6 +15,21 @@ import { uploadRoutes } from "./routes.ts";
 import { uploadedFilesTable } from "./uploaded-files-table.ts";
 
 const STALE_AFTER_MS = 60 * 60 * 1000;
+
+const UPLOAD_OPTION_KEYS = optionKeys<UploadOptions>({
+  enabled: true,
+  storage: true,
+  uploadDir: true,
+  baseUrl: true,
+  maxFileSize: true,
+  allowedMimeTypes: true,
+  fileNaming: true,
+  spoolDir: true,
+  trackInDatabase: true,
+  validate: true,
+  access: true,
+  ownedFileAccess: true,
+});
 
 /**
  * File uploads: base64 JSON streamed to storage (local disk by default, S3, or your adapter),
@@ -28,6 +44,7 @@ const STALE_AFTER_MS = 60 * 60 * 1000;
  * })
  */
 export function upload(options: UploadOptions = {}) {
+  checkOptionKeys(options, UPLOAD_OPTION_KEYS, "upload()");
   const track = options.trackInDatabase ?? true;
   const enabled = options.enabled ?? true;
   const storage = options.storage ?? new LocalStorage(options.uploadDir ?? "./uploads", options.baseUrl);
