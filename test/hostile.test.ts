@@ -318,6 +318,8 @@ forEachDialect((dialect) => {
         ["/api/audit/logs?from=yesterday", "VALIDATION_ERROR"],
         ["/api/audit/logs?colour=red", "BAD_REQUEST"],
         ["/api/upload/files?mimeType=not-a-type", "BAD_REQUEST"],
+        ["/api/products?filter[__proto__][admin]=true", "BAD_REQUEST"],
+        ["/api/products?filter[constructor][prototype]=1", "BAD_REQUEST"],
       ];
       for (const [path, code] of refused) expectError(await get(path), 400, code);
       // Search of LIKE wildcards is literal, and of an injection finds nothing.
@@ -395,6 +397,12 @@ forEachDialect((dialect) => {
         [{ metadata: { note: "a\u0000b" } }, "VALIDATION_ERROR", "metadata.note"],
         [{ metadata: { "\udc00": 1 } }, "VALIDATION_ERROR", "metadata.?"],
         [{ metadata: [1, 2] }, "VALIDATION_ERROR", "metadata"],
+        [JSON.parse('{"metadata":{"__proto__":{"admin":true}}}'), "VALIDATION_ERROR", "metadata.__proto__"],
+        [
+          JSON.parse('{"metadata":{"constructor":{"prototype":{}}}}'),
+          "VALIDATION_ERROR",
+          "metadata.constructor",
+        ],
         [{ file: "not base64!" }, "BAD_REQUEST", ""],
         [{ file: "data:text/plain;base64,aGk=" }, "BAD_REQUEST", ""],
       ];

@@ -5,6 +5,12 @@
 
 import { APIError } from "./errors.ts";
 
+/**
+ * Keys that reach an object's prototype when copied with plain assignment (`Object.assign`,
+ * `obj[key] = …`): a body holding one could smuggle fields past a check of its own keys.
+ */
+const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+
 /** How deep request JSON may nest (`{"a":[1]}` is 2 levels). @default 32 */
 export const DEFAULT_JSON_DEPTH = 32;
 
@@ -43,7 +49,9 @@ export function checkJsonTextDepth(text: string, maxDepth: number): void {
 /**
  * Checks a parsed body (or an `app.api` body, which never was text): depth, finite numbers, and
  * every key and string. Throws 400 naming the first offending path. A value that refers to itself
- * is infinitely deep, so it is refused too.
+ * is infinitely deep, so it is refused too. Nothing built from it can take a prototype from it:
+ * `__proto__`, `constructor` and `prototype` keys are refused, and so is an object (from server
+ * code) whose prototype is not a plain object's, since validation would read inherited fields.
  */
 export function checkJsonValue(value: unknown, maxDepth: number): void {
   const path: (string | number)[] = [];
@@ -65,8 +73,13 @@ export function checkJsonValue(value: unknown, maxDepth: number): void {
           path.pop();
         }
       } else {
+        const prototype = Object.getPrototypeOf(node);
+        if (prototype !== Object.prototype && prototype !== null)
+          throw invalidValue(path, "must be a plain JSON object (it has a prototype of its own)");
         for (const key in node) {
           path.push(key);
+          if (PROTOTYPE_KEYS.has(key))
+            throw invalidValue(path, "is a key no object may have here (it reaches the prototype)");
           const problem = textProblem(key);
           if (problem) throw invalidValue(path, `is a key that ${problem}`);
           visit((node as Record<string, unknown>)[key], depth + 1);

@@ -63,7 +63,18 @@ export async function admit(
         body,
       });
   // Validation comes after the rule (DESIGN §4): a refused caller learns nothing about the schema.
-  if (writes) admission.data = operation === "create" ? rt.validator.create(body) : rt.validator.update(body);
+  if (writes) {
+    admission.data = operation === "create" ? rt.validator.create(body) : rt.validator.update(body);
+    // The field rules again, on what will be stored: every field of the validated value the
+    // caller could have set (a schema default she did not send is not hers).
+    if (!free && !rt.fieldPolicy.open)
+      await rt.fieldPolicy.checkWrites(callerSet(rt, body, admission.data), {
+        user,
+        headers: ctx.headers,
+        operation,
+        resource: resource.name,
+      });
+  }
   return admission;
 }
 
@@ -78,12 +89,26 @@ export async function decide(rt: ResourceRuntime, access: AccessContext): Promis
   return { user: access.user, data: NO_DATA, scope, where, hidden };
 }
 
+/** The fields of a validated value that came from the caller rather than from a schema default. */
+function callerSet(
+  rt: ResourceRuntime,
+  body: unknown,
+  data: Record<string, unknown>,
+): Record<string, unknown> {
+  const sent = typeof body === "object" && body !== null ? body : {};
+  const set: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(data))
+    if (Object.hasOwn(sent, key) || !rt.defaulted.has(key)) set[key] = data[key];
+  return set;
+}
+
 /** `access.owner`: the owner field is the caller's own id, filled in when the body leaves it out. */
 export function withOwner(rt: ResourceRuntime, body: unknown, user: User | null): unknown {
   const field = rt.resource.access.owner;
   if (!field || !user || typeof body !== "object" || body === null || Array.isArray(body)) return body;
   const given = (body as Record<string, unknown>)[field];
-  if (given === undefined) return Object.assign({}, body, { [field]: user.id });
+  // A spread defines own properties: unlike Object.assign, it never turns a key into a prototype.
+  if (given === undefined) return { ...(body as Record<string, unknown>), [field]: user.id };
   if (given !== user.id && !rt.resource.access.ownerBypass?.(user)) {
     throw new APIError(
       "FORBIDDEN",

@@ -37,6 +37,8 @@ export interface ResourceRuntime {
   readonly log: Log;
   /** How the app's resources point at each other. */
   readonly relations: RelationGraph;
+  /** Fields a schema default fills when the body leaves them out. */
+  readonly defaulted: ReadonlySet<string>;
   /** The reference fields a write checks the caller may read the target of (`requireRead`). */
   readonly references: readonly Field[];
   /** The resource's `fileRef` fields, when it has any. */
@@ -117,6 +119,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     readCache: options.readCache,
     log: options.log,
     relations: options.relations,
+    defaulted: new Set(resource.fields.filter((f) => f.hasDefault).map((f) => f.name)),
     references: checkedReferences(resource.fields),
     fileFields: fileFieldsOf(resource, options.files),
     files: options.files,
