@@ -49,8 +49,23 @@ describe("CORS", () => {
       "access-control-allow-methods": "GET, POST, PATCH, DELETE",
       "access-control-allow-headers": "x-api-key, content-type",
       "access-control-max-age": "60",
-      vary: "Origin",
+      // The echoed header list differs per request: caches key on it.
+      vary: "Origin, Access-Control-Request-Headers",
     });
+  });
+
+  it("compares origins exactly, as listed (issue 42 §14)", async () => {
+    const shouted = await app.handler(preflight(ALLOWED.toUpperCase()));
+    expect(shouted.headers.get("access-control-allow-origin")).toBeNull();
+    const read = await app.handler(
+      new Request("http://api.test/api/notes", {
+        headers: {
+          origin: ALLOWED.replace(/^https?:\/\/[a-z]/, (m) => m.toUpperCase()),
+          "x-api-key": "cors-key",
+        },
+      }),
+    );
+    expect(read.headers.get("access-control-allow-origin")).toBeNull();
   });
 
   it("gives a refused origin no CORS header, on preflights and answers", async () => {

@@ -62,16 +62,41 @@ describe("file naming", () => {
     expect(sanitizeFilename(`${"y".repeat(1000)}.png`)).toBe(`${"y".repeat(196)}.png`);
   });
 
-  it("uuid names keep a sanitized extension only", () => {
-    expect(storedName("uuid", "Photo.PNG")).toMatch(/^[0-9a-f-]{36}\.png$/);
-    expect(storedName("uuid", "archive.tar.gz")).toMatch(/^[0-9a-f-]{36}\.gz$/);
-    expect(storedName("uuid", "no-extension")).toMatch(/^[0-9a-f-]{36}$/);
+  it("uuid names take their extension from the MIME type, never the uploader's name", () => {
+    expect(storedName("uuid", "Photo.PNG", "image/png")).toMatch(/^[0-9a-f-]{36}\.png$/);
+    expect(storedName("uuid", "archive.tar.gz", "application/gzip")).toMatch(/^[0-9a-f-]{36}\.gz$/);
+    expect(storedName("uuid", "no-extension", "image/jpeg")).toMatch(/^[0-9a-f-]{36}\.jpg$/);
     expect(storedName("uuid", "evil.p%2fhp")).toMatch(/^[0-9a-f-]{36}$/);
     expect(extensionOf(".bashrc")).toBe("");
   });
 
+  it("issue 42 §5: promo.html declared image/gif is never stored as .html", () => {
+    expect(storedName("uuid", "promo.html", "image/gif")).toMatch(/^[0-9a-f-]{36}\.gif$/);
+    expect(storedName("original", "promo.html", "image/gif", "alice")).toMatch(/^u[0-9a-f]{12}_promo\.gif$/);
+    expect(storedName((n) => n, "promo.html", "image/gif")).toBe("promo.gif");
+    // Types a static server would run get no extension at all.
+    for (const type of [
+      "text/html",
+      "image/svg+xml",
+      "application/xhtml+xml",
+      "text/javascript",
+      "application/xml",
+    ])
+      expect(extensionOf(storedName("uuid", "x.html", type)), type).toBe("");
+    // A name that agrees with its type is kept.
+    expect(storedName("original", "photo.jpeg", "image/jpeg", "alice")).toMatch(/_photo\.jpeg$/);
+  });
+
+  it("issue 42 §11: original names live in each uploader's own namespace", () => {
+    const alice = storedName("original", "notes.txt", "text/plain", "alice");
+    const bob = storedName("original", "notes.txt", "text/plain", "bob");
+    expect(alice).not.toBe(bob);
+    expect(alice).toBe(storedName("original", "notes.txt", "text/plain", "alice"));
+    expect(storedName("original", "notes.txt", "text/plain", null)).toBe("anonymous_notes.txt");
+  });
+
   it("sanitizes what a naming function returns", () => {
-    expect(storedName(() => "../../escape.sh", "a.txt")).toBe("escape.sh");
-    expect(storedName((n) => `uploads/${n}`, "a.txt")).toBe("a.txt");
+    expect(storedName(() => "../../escape.sh", "a.txt", "text/plain")).toBe("escape.txt");
+    expect(storedName((n) => `uploads/${n}`, "a.txt", "text/plain")).toBe("a.txt");
   });
 });

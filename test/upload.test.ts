@@ -366,9 +366,10 @@ describe("upload plugin (SQLite, local storage)", () => {
       expect(res.body.originalName).toBe(filename);
       expect(res.body.filename).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*$/);
     }
-    expect(files()).toContain("x.txt");
-    expect(files()).toContain("x-1.txt");
-    expect(files()).toContain("x-2.txt");
+    // In the uploader's namespace (anonymous here), with the type's extension.
+    expect(files()).toContain("anonymous_x.txt");
+    expect(files()).toContain("anonymous_x-1.txt");
+    expect(files()).toContain("anonymous_x-2.txt");
     expect(files().every((f) => !f.includes("/"))).toBe(true);
   });
 

@@ -12,7 +12,7 @@ import type { Where } from "../query/where.ts";
 import { eventsEndpoint, openStream, wantsEvents } from "../realtime/events-endpoint.ts";
 import { RealtimeHub, type RealtimeOptions, type RealtimeStats } from "../realtime/hub.ts";
 import type { Operation } from "../resource/access.ts";
-import { type CanOptions, can, canRead, type Permission } from "../resource/can.ts";
+import { type CanOptions, can, canRead, canReadSnapshot, type Permission } from "../resource/can.ts";
 import { type AnyResourceHooks, chainHooks, type HookContext } from "../resource/hooks.ts";
 import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
@@ -20,6 +20,7 @@ import { resourceTable } from "../resource/resource-table.ts";
 import { createResourceRuntime, type Log, type ResourceRuntime } from "../resource/runtime.ts";
 import type { AnyResource, RecordOf } from "../resource/types.ts";
 import type { ResourceApi } from "./api-types.ts";
+import { clientAddressOf, type TrustProxy } from "./client-address.ts";
 import type { ContextDeps } from "./context.ts";
 import { type CorsOptions, createCors } from "./cors.ts";
 import { docsEndpoints } from "./docs-page.ts";
@@ -85,6 +86,14 @@ export interface CrudkitOptions<
    */
   cors?: CorsOptions;
   /**
+   * The reverse proxies in front of the app, whose `X-Forwarded-For` names the client: their
+   * addresses or CIDR ranges (`["127.0.0.1"]`, `["loopback", "10.0.0.0/8"]`), `true` for any (only
+   * when nothing else can reach the app), or a function. The chain is read from the right, past
+   * trusted proxies only, so a client cannot choose its address. Audit entries, rate limits and
+   * idempotency keys all use the address found. @default false (the socket's address)
+   */
+  trustProxy?: TrustProxy;
+  /**
    * Live changes over Server-Sent Events: `GET <basePath>/<plural>/events` (and the list's URL
    * asked with `Accept: text/event-stream`) streams creates, updates and deletes, each checked for
    * each subscriber against her list rule, filter and field rules. `true` for one instance; give a
@@ -128,6 +137,8 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
   readonly realtime: AppRealtime<R> | undefined;
   /** Ends every event stream with a final `close` event (`serve().close()` calls it first). */
   endStreams(): Promise<void>;
+  /** Keeps some of a server's connections for ordinary requests: event streams get the rest (serve() calls it). */
+  reserveConnections(maxConnections: number): void;
   /**
    * Closes the plugins, then the database. Requests that arrive afterwards answer 503. Serving
    * hosts drain their in-flight requests first (`serve()` does). Calling it again waits for the
@@ -174,6 +185,7 @@ const CRUDKIT_OPTION_KEYS = optionKeys<CrudkitOptions<readonly AnyResource[], re
   openapi: true,
   docs: true,
   cors: true,
+  trustProxy: true,
   realtime: true,
 });
 
@@ -240,6 +252,11 @@ export function crudkit<
     canReadRecord: async (resource, id, ctx) => {
       const runtime = runtimes.get(resource);
       return runtime ? canRead(runtime, id, ctx) : false;
+    },
+    canReadSnapshot: async (resource, record, ctx) => {
+      const runtime = runtimes.get(resource);
+      // A plugin's own records (`uploaded_file`) have no resource rules here: the plugin's decide.
+      return runtime ? canReadSnapshot(runtime, record, ctx) : true;
     },
     hiddenFields: async (resource, { user, headers }) =>
       (await runtimes.get(resource)?.fieldPolicy.hidden({ user, headers, operation: "read", resource })) ??
@@ -337,6 +354,7 @@ export function crudkit<
     identify,
     bodyLimit: pluginContext.bodyLimit,
     jsonDepth,
+    clientAddress: clientAddressOf(options.trustProxy),
   };
   const startup = createStartup(
     [
@@ -394,6 +412,9 @@ export function crudkit<
       },
     },
     endStreams: async () => hub?.endStreams(),
+    // An eighth of the connections (16 at least) stay for ordinary requests, whatever streams hold.
+    reserveConnections: (maxConnections: number) =>
+      hub?.reserveConnections(maxConnections, Math.max(16, Math.floor(maxConnections / 8))),
     async can(operation, resource, canOptions) {
       const runtime = runtimes.get(resource);
       if (!runtime) throw new ConfigError(`app.can(): there is no resource named "${String(resource)}".`);

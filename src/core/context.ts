@@ -3,6 +3,7 @@
 
 import type { Kysely } from "kysely";
 import { flattenFilter } from "../client/filter-params.ts";
+import type { ClientAddress } from "./client-address.ts";
 import type { EndpointContext } from "./endpoint.ts";
 import { APIError } from "./errors.ts";
 import type { Identify, User } from "./identity.ts";
@@ -15,6 +16,8 @@ export interface ContextDeps {
   readonly bodyLimit: number;
   /** How deep a JSON body may nest. */
   readonly jsonDepth: number;
+  /** The client's address from the socket's and the trusted proxies' (`crudkit({ trustProxy })`). */
+  readonly clientAddress: ClientAddress;
 }
 
 const NO_QUERY: Record<string, string | undefined> = Object.freeze({});
@@ -26,14 +29,24 @@ export class HttpContext implements EndpointContext {
   #query: Record<string, string | undefined> | undefined;
   #user: Promise<User | null> | undefined;
   #body: Promise<unknown> | undefined;
+  #identified = false;
+
+  #ip: string | undefined | null = null;
 
   constructor(
     readonly request: Request,
     readonly params: Record<string, string>,
     private readonly deps: ContextDeps,
-    readonly ip: string | undefined,
+    /** The socket's address; `ip` is the client's, which a trusted proxy may name. */
+    private readonly socketAddress: string | undefined,
   ) {
     this.db = deps.db;
+  }
+
+  /** The client's address: worked out once, when something asks (audit, rate limits, keys). */
+  get ip(): string | undefined {
+    if (this.#ip === null) this.#ip = this.deps.clientAddress(this.socketAddress, this.request.headers);
+    return this.#ip;
   }
 
   get headers(): Headers {
@@ -51,9 +64,24 @@ export class HttpContext implements EndpointContext {
   }
 
   getUser(): Promise<User | null> {
+    if (this.#user) return this.#user;
     const identify = this.deps.identify;
-    this.#user ??= identify ? Promise.resolve(identify(this.request)) : Promise.resolve(null);
+    const found = identify ? identify(this.request) : null;
+    if (typeof (found as PromiseLike<User | null> | null)?.then === "function") {
+      this.#user = Promise.resolve(found).then((user) => {
+        this.#identified = user !== null;
+        return user;
+      });
+    } else {
+      this.#identified = found !== null;
+      this.#user = Promise.resolve(found as User | null);
+    }
     return this.#user;
+  }
+
+  /** Whether the request named a user: its answer is hers alone, and no shared cache may keep it. */
+  get identified(): boolean {
+    return this.#identified;
   }
 }
 

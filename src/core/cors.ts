@@ -29,6 +29,8 @@ export interface Cors {
   preflight(request: Request): Response | undefined;
   /** The response with the CORS headers its request's origin gets. */
   decorate(request: Request, response: Response): Response;
+  /** Whether an origin may call with credentials (cookies): `credentials: true` and listed. */
+  allowsCredentials(origin: string): boolean;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -71,10 +73,13 @@ export function createCors(options: CorsOptions): Cors {
         const requested = request.headers.get("access-control-request-headers");
         const allow = allowHeaders ?? (requested && isHeaderList(requested) ? requested : "");
         if (allow) headers.set("access-control-allow-headers", allow);
+        // An echoed list differs per request: caches must key the answer on what was asked.
+        if (!allowHeaders) headers.append("vary", "Access-Control-Request-Headers");
         headers.set("access-control-max-age", String(maxAge));
       }
       return new Response(null, { status: 204, headers });
     },
+    allowsCredentials: (origin) => credentials && allowed(origin),
     decorate(request, response) {
       if (request.headers.get("origin") === null) return response;
       const origin = granted(request);
@@ -95,8 +100,10 @@ function originRule(origin: CorsOptions["origin"]): (origin: string) => boolean 
     throw new ConfigError(
       'cors: origin takes "*", origins such as "https://app.example.com" (no path), or a function.',
     );
-  const set = new Set(list.map((o) => o.toLowerCase()));
-  return (o) => set.has(o.toLowerCase());
+  // Exactly as listed: browsers send the origin serialized (lower-case scheme and host), so a
+  // listed origin with capitals is a mistake, which an exact comparison shows instead of hiding.
+  const set = new Set(list);
+  return (o) => set.has(o);
 }
 
 function headerList(option: string, names: readonly string[]): string {

@@ -4,7 +4,7 @@
 import { type ContextDeps, HttpContext } from "./context.ts";
 import type { Cors } from "./cors.ts";
 import type { Endpoint } from "./endpoint.ts";
-import { toAPIError } from "./errors.ts";
+import { APIError, toAPIError } from "./errors.ts";
 import { Versioned } from "./etag.ts";
 import type { InFlight } from "./in-flight.ts";
 import { errorResponse, jsonResponse, versionedResponse } from "./respond.ts";
@@ -38,23 +38,68 @@ export function createHttpHandler(handler: HandlerDeps): RequestHandler {
     cors.preflight(request) ?? cors.decorate(request, await serve(request, info));
 }
 
-function answer({ router, deps, startup, log, inFlight }: HandlerDeps): RequestHandler {
+function answer({ router, deps, startup, log, inFlight, cors }: HandlerDeps): RequestHandler {
   return async (request, info) => {
     inFlight.begin();
     try {
+      refuseCrossSiteWrite(request, cors);
       const { endpoint, params } = router.match(request.method, pathOf(request.url));
       if (!endpoint.ungated) {
         const starting = startup();
         if (starting) await starting;
       }
-      const result = await endpoint.handler(new HttpContext(request, params, deps, info?.ip));
-      return toResponse(endpoint, result, request);
+      const ctx = new HttpContext(request, params, deps, info?.ip);
+      const response = toResponse(endpoint, await endpoint.handler(ctx), request);
+      // An answer for one user is hers: no shared cache (a proxy, a CDN) may keep or serve it.
+      if (ctx.identified && !response.headers.has("cache-control")) privateAnswer(response);
+      return response;
     } catch (error) {
       return errorResponse(toAPIError(error, log));
     } finally {
       inFlight.end();
     }
   };
+}
+
+function privateAnswer(response: Response): void {
+  try {
+    response.headers.set("cache-control", "private, no-store");
+  } catch {
+    // A Response with immutable headers (Response.redirect): it carries no record.
+  }
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * A write that carries cookies from another site is refused (403) unless CORS lets that origin
+ * call with credentials: cookies identify the victim, and the other site chose the request
+ * (CSRF). Requests without cookies (API keys, bearer tokens) name their caller themselves, and a
+ * browser never adds those for another site. `Sec-Fetch-Site` says where a request came from;
+ * without it (older browsers), the `Origin` is compared with the request's own.
+ */
+function refuseCrossSiteWrite(request: Request, cors: Cors | undefined): void {
+  const { headers } = request;
+  if (SAFE_METHODS.has(request.method) || !headers.has("cookie")) return;
+  const site = headers.get("sec-fetch-site");
+  const origin = headers.get("origin");
+  const crossSite =
+    site === "cross-site" ||
+    site === "same-site" ||
+    origin === "null" ||
+    (site === null && origin !== null && origin !== originOf(request.url));
+  if (!crossSite) return;
+  if (origin !== null && origin !== "null" && cors?.allowsCredentials(origin)) return;
+  throw new APIError(
+    "FORBIDDEN",
+    "A write with cookies from another site is refused; list that site in crudkit({ cors: { origin, credentials: true } }) to allow it.",
+  );
+}
+
+function originOf(url: string): string {
+  const start = url.indexOf("://");
+  const end = url.indexOf("/", start + 3);
+  return end === -1 ? url : url.slice(0, end);
 }
 
 export function toResponse(endpoint: Endpoint, result: unknown, request?: Request): Response {

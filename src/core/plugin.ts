@@ -36,6 +36,16 @@ export interface PluginContext {
   ): Promise<ReadonlySet<string>>;
   /** Whether the caller of `ctx` may read the record `id` of `resource` (its read rule, row rule included). */
   canReadRecord(resource: string, id: string, ctx: EndpointContext): Promise<boolean>;
+  /**
+   * Whether the caller of `ctx` may read a record as it was (a snapshot: an audit entry's before or
+   * after) under `resource`'s read rule, row rule included; false for a rule only the database
+   * can answer.
+   */
+  canReadSnapshot(
+    resource: string,
+    record: Readonly<Record<string, unknown>>,
+    ctx: EndpointContext,
+  ): Promise<boolean>;
 }
 
 export interface CrudkitPlugin {

@@ -5,13 +5,7 @@ import { checkJsonTextDepth, checkJsonValue } from "./input-checks.ts";
 
 /** Reads, parses and checks a JSON body: within `limit` bytes, nested at most `maxDepth` levels. */
 export async function readJsonBody(request: Request, limit: number, maxDepth: number): Promise<unknown> {
-  const type = request.headers.get("content-type");
-  if (type !== null && !isJson(type)) {
-    throw new APIError(
-      "UNSUPPORTED_MEDIA_TYPE",
-      "The request body must be JSON; send it with content-type: application/json.",
-    );
-  }
+  assertJsonBody(request);
   const text = await readText(request, limit);
   if (text.trim() === "") throw new APIError("BAD_REQUEST", "The request body is empty; send a JSON object.");
   checkJsonTextDepth(text, maxDepth);
@@ -25,10 +19,15 @@ export async function readJsonBody(request: Request, limit: number, maxDepth: nu
   return body;
 }
 
-/** 415 unless the request declares JSON (or declares nothing). */
+/**
+ * 415 unless the request declares JSON. A body with no type is refused too: a browser sends one
+ * from another site without a preflight (`fetch` with `mode: "no-cors"` and a Blob, or
+ * `sendBeacon`), while `application/json` from another origin always needs the preflight CORS
+ * answers.
+ */
 export function assertJsonBody(request: Request): void {
   const type = request.headers.get("content-type");
-  if (type !== null && !isJson(type)) {
+  if (type === null || !isJson(type)) {
     throw new APIError(
       "UNSUPPORTED_MEDIA_TYPE",
       "The request body must be JSON; send it with content-type: application/json.",

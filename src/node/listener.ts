@@ -10,6 +10,8 @@ import { errorResponse } from "../core/respond.ts";
 export interface Servable {
   handler: (request: Request, info?: { ip?: string }) => Promise<Response>;
   ready?: Promise<void>;
+  /** Keeps some of the server's connections for ordinary requests: event streams get the rest. */
+  reserveConnections?: (maxConnections: number) => void;
   /** Startup again after the database could not be reached (crudkit apps have it). */
   retryStartup?: () => Promise<void>;
   /** Closes the app's plugins and database; `serve().close()` calls it once requests have drained. */

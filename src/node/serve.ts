@@ -91,6 +91,7 @@ export async function serve(app: Servable, options: ServeOptions = {}): Promise<
     if (!isUnreachable(error) || !limits.waitForDatabase || !app.retryStartup) throw error;
     unreachable = error;
   }
+  app.reserveConnections?.(limits.maxConnections);
   const server = createServer(
     {
       headersTimeout: limits.headersTimeout,

@@ -4,10 +4,12 @@
 // her row rule, her filter (`filter[…]` as on the list) and her field rules (hidden fields removed).
 // Her access is asked again when her credentials expire and every `recheck` seconds.
 
+import { addressKey } from "../core/client-address.ts";
 import type { Endpoint, EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { Identify, User } from "../core/identity.ts";
 import { isFilterParameter } from "../query/bracket-query.ts";
+import { fieldsNamed } from "../query/where.ts";
 import { admit, decide } from "../resource/admission.ts";
 import { parseListFilter } from "../resource/list-query.ts";
 import type { ResourceRuntime } from "../resource/runtime.ts";
@@ -71,7 +73,12 @@ export async function openStream(
         `Unknown query parameter${/^[\w.-]{1,40}$/.test(name) ? ` "${name}"` : ""}: an event stream takes filter[…] and lastEventId.`,
       );
   const where = parseListFilter(ctx.query, rules);
-  if (where && namesOtherRecords(where))
+  // `filter[author.name]` names a related record's field (a `via` field): refused like a related condition.
+  const named = where ? fieldsNamed(where) : undefined;
+  if (
+    where &&
+    (namesOtherRecords(where) || [...named!].some((f) => rules.filterable.get(f)?.via !== undefined))
+  )
     throw new APIError(
       "BAD_REQUEST",
       "Event streams cannot filter on related records; filter on this resource's fields.",
@@ -80,7 +87,14 @@ export async function openStream(
   if (lastEventId !== undefined && lastEventId !== "" && !EVENT_ID.test(lastEventId))
     throw new APIError("BAD_REQUEST", "Last-Event-ID must be the id of an event this stream sent.");
   if (hub.full) throw new APIError("SERVICE_UNAVAILABLE", "Too many event streams are open; retry shortly.");
-  await hub.start();
+  // One caller cannot take every connection: a few streams per user and per address.
+  const release = hub.holdPlace(admission.user?.id, addressKey(ctx.ip));
+  try {
+    await hub.start();
+  } catch (error) {
+    release();
+    throw error;
+  }
 
   // What the caller may see: changed when her access is asked again.
   let scope = admission.scope;
@@ -98,6 +112,7 @@ export async function openStream(
   const close = () => {
     if (!open) return;
     open = false;
+    release();
     clearTimeout(timer);
     hub.detach(stream);
   };
@@ -173,6 +188,12 @@ export async function openStream(
       const again = await decide(rt, { user, headers, operation: "list", resource: rt.resource.name });
       scope = again.scope;
       hidden = again.hidden;
+      // A filter on a field now hidden would keep telling its value apart (a prefix at a time).
+      if (named && [...named].some((f) => hidden.has(f)))
+        return stream.end(
+          "expired",
+          "A field this stream filters on is no longer visible to you; reconnect without it.",
+        );
       schedule(user);
     } catch (error) {
       const status = error instanceof APIError ? error.status : 500;

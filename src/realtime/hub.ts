@@ -3,6 +3,7 @@
 // whether she may see it. Keeps the last events for resuming with Last-Event-ID, sends heartbeats,
 // and drops a stream whose client reads too slowly (a final `dropped` event, then the end).
 
+import { APIError } from "../core/errors.ts";
 import { uuidv7 } from "../core/id.ts";
 import type { DialectProfile } from "../db/dialect.ts";
 import { type ChangeEvent, type ChangeType, memoryBus, type RealtimeBus } from "./bus.ts";
@@ -18,8 +19,15 @@ export interface RealtimeOptions {
   maxQueued?: number;
   /** Seconds between re-checks of a subscriber's access (her credentials' expiry too). @default 300 */
   recheck?: number;
-  /** Streams open at once on this instance; more answer 503. @default 10000 */
+  /**
+   * Streams open at once on this instance; more answer 503. `serve()` lowers it below its
+   * `maxConnections`, keeping connections for ordinary requests. @default 10000
+   */
   maxStreams?: number;
+  /** Streams one user may hold open on this instance; more answer 429. @default 5 */
+  maxStreamsPerUser?: number;
+  /** Streams one address (an IPv6 /64) may hold open, signed in or not; more answer 429. @default 20 */
+  maxStreamsPerAddress?: number;
   /**
    * Milliseconds events may wait to be sent together: one write per stream per window instead of
    * one per event, which is what lets one instance serve thousands of streams. @default 20
@@ -58,6 +66,8 @@ export class RealtimeHub {
   readonly bus: RealtimeBus;
   #streams = new Map<string, Set<Stream>>();
   #count = 0;
+  /** Streams held per user and per address (`user\0id`, `ip\0address`). */
+  readonly #held = new Map<string, number>();
   #history: ChangeEvent[] = [];
   #heartbeat: NodeJS.Timeout | undefined;
   #started: Promise<void> | undefined;
@@ -81,6 +91,8 @@ export class RealtimeHub {
       maxQueued: Math.floor(positive(options.maxQueued ?? 1024 * 1024, "maxQueued")),
       recheck: positive(options.recheck ?? 300, "recheck"),
       maxStreams: Math.floor(positive(options.maxStreams ?? 10_000, "maxStreams")),
+      maxStreamsPerUser: Math.floor(positive(options.maxStreamsPerUser ?? 5, "maxStreamsPerUser")),
+      maxStreamsPerAddress: Math.floor(positive(options.maxStreamsPerAddress ?? 20, "maxStreamsPerAddress")),
       flushEvery: positive(options.flushEvery ?? 20, "flushEvery"),
     };
   }
@@ -145,6 +157,39 @@ export class RealtimeHub {
 
   get full(): boolean {
     return this.#count >= this.settings.maxStreams;
+  }
+
+  /**
+   * Takes a place for a stream of `user` from `address`, or answers 429 when either already holds
+   * its most; the returned function gives the place back (once).
+   */
+  holdPlace(user: string | undefined, address: string): () => void {
+    const keys = [`ip\0${address}`, ...(user === undefined ? [] : [`user\0${user}`])];
+    const limits = [this.settings.maxStreamsPerAddress, this.settings.maxStreamsPerUser];
+    keys.forEach((key, i) => {
+      if ((this.#held.get(key) ?? 0) >= limits[i]!)
+        throw new APIError(
+          "RATE_LIMITED",
+          `Too many event streams are open ${i === 0 ? "from your address" : "for you"}; close one, then retry.`,
+          { headers: { "retry-after": "5" } },
+        );
+    });
+    for (const key of keys) this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      for (const key of keys) {
+        const left = (this.#held.get(key) ?? 1) - 1;
+        if (left <= 0) this.#held.delete(key);
+        else this.#held.set(key, left);
+      }
+    };
+  }
+
+  /** Keeps `reserved` of a server's connections for ordinary requests: streams get the rest at most. */
+  reserveConnections(maxConnections: number, reserved: number): void {
+    this.settings.maxStreams = Math.max(1, Math.min(this.settings.maxStreams, maxConnections - reserved));
   }
 
   stats(): RealtimeStats {

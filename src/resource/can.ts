@@ -4,6 +4,7 @@
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError, unlessForbidden } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
+import { matchesWhere } from "../realtime/where-match.ts";
 import type { Operation } from "./access.ts";
 import { decide, withOwner } from "./admission.ts";
 import type { ResourceRuntime } from "./runtime.ts";
@@ -69,4 +70,22 @@ export async function canRead(rt: ResourceRuntime, id: string, ctx: EndpointCont
   const access = { user, headers: ctx.headers, operation: "read" as const, resource: rt.resource.name, id };
   const admission = await unlessForbidden(decide(rt, access), null);
   return admission !== null && (await rt.store.findById(ctx.db, id, admission.scope)) !== undefined;
+}
+
+/**
+ * Whether the caller may read a record as it was (an audit entry's before or after): her read
+ * rule, row rule included, matched against the snapshot. A rule only the database can answer
+ * (one naming related records) counts as no: a snapshot is not in the database to ask.
+ */
+export async function canReadSnapshot(
+  rt: ResourceRuntime,
+  record: Readonly<Record<string, unknown>>,
+  ctx: Pick<EndpointContext, "getUser" | "headers" | "overrideAccess">,
+): Promise<boolean> {
+  if (ctx.overrideAccess) return true;
+  const user = await ctx.getUser();
+  const access = { user, headers: ctx.headers, operation: "read" as const, resource: rt.resource.name };
+  const admission = await unlessForbidden(decide(rt, access), null);
+  if (admission === null) return false;
+  return !admission.scope || matchesWhere(admission.scope, record, rt.ruleFields) === true;
 }

@@ -8,6 +8,7 @@
 import type { Kysely } from "kysely";
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
+import { uuidv7 } from "../core/id.ts";
 import type { User } from "../core/identity.ts";
 import { foreignKeyName } from "../db/table-definition.ts";
 import { syncFiles } from "./file-fields.ts";
@@ -28,10 +29,12 @@ export interface Releasing {
   after: AfterCommit;
   /** Resources changed, each told once after commit (afterWriteCommit). */
   touched: Set<string>;
+  /** The id of the delete everything here follows from (its audit entry's id). */
+  changeId: string;
 }
 
 export function newReleasing(ctx: EndpointContext, user: User | null): Releasing {
-  return { ctx, user, seen: new Set(), after: [], touched: new Set() };
+  return { ctx, user, seen: new Set(), after: [], touched: new Set(), changeId: uuidv7() };
 }
 
 /** Whether deleting a record of `rt`'s resource has to look at other records first. */
@@ -85,12 +88,9 @@ async function cascade(
       const released = await syncFiles(owned, trx, releasing.ctx, child.resource.name, previous, undefined);
       if (released.length) releasing.after.push(() => owned.files.collect(released));
     }
-    const base = hookContextOf(
-      releasing.ctx,
-      child.resource.name,
-      "delete",
-      releasing.user,
-      String(previous.id),
+    const base = extend(
+      hookContextOf(releasing.ctx, child.resource.name, "delete", releasing.user, String(previous.id)),
+      { causedBy: releasing.changeId },
     );
     await runAll(hooks.afterDelete, extend(base, { db: trx, previous }));
     if (hooks.afterDeleteCommit.length)
@@ -114,12 +114,9 @@ async function clear(
   for (const previous of records) {
     const record: Row = extend(previous, { [relation.field]: null });
     if (updatedAt !== undefined) record.updatedAt = updatedAt;
-    const base = hookContextOf(
-      releasing.ctx,
-      child.resource.name,
-      "update",
-      releasing.user,
-      String(previous.id),
+    const base = extend(
+      hookContextOf(releasing.ctx, child.resource.name, "update", releasing.user, String(previous.id)),
+      { causedBy: releasing.changeId },
     );
     await runAll(hooks.afterUpdate, extend(base, { db: trx, record, previous }));
     if (hooks.afterUpdateCommit.length)

@@ -17,6 +17,10 @@ export interface HookContext {
   ip: string | undefined;
   /** The database; inside `after<Op>` hooks of writes it is the write's transaction. */
   db: Kysely<any>;
+  /** Set on a change other changes follow from (a delete that cascades): its id, which they name. */
+  changeId?: string;
+  /** Set on a change crudkit made because of another (a cascade's delete or set-null): that change's id. */
+  causedBy?: string;
 }
 
 export interface ResourceHooks<

@@ -45,6 +45,7 @@ export function createInputValidator(
   const createSchema = z.strictObject(createShape);
   const updateSchema = z.strictObject(updateShape);
   const readOnlyOnUpdate = new Set([...managed, "id"]);
+  const known = new Set(Object.keys(createShape));
 
   const check = (
     schema: z.ZodType,
@@ -52,6 +53,9 @@ export function createInputValidator(
     readOnly: ReadonlySet<string>,
   ): Record<string, unknown> => {
     const input = reviveDates(asObject(resourceName, body), revivers);
+    // A body of thousands of unknown keys is refused on its keys alone, before any validation.
+    const unknown = unknownKeys(input, known, readOnly);
+    if (unknown.length > MAX_DETAILS) throw validationError(resourceName, unknown);
     const readOnlyErrors = readOnlyDetails(input, readOnly);
     const result = schema.safeParse(input);
     const details = [
@@ -131,11 +135,39 @@ function issueDetails(issues: readonly z.core.$ZodIssue[], readOnly: ReadonlySet
   return details;
 }
 
+/** Most problems an answer lists; the message counts the rest. */
+const MAX_DETAILS = 50;
+
+/** Top-level keys the resource does not have (read-only ones are reported on their own). */
+function unknownKeys(
+  input: Record<string, unknown>,
+  known: ReadonlySet<string>,
+  readOnly: ReadonlySet<string>,
+): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const key in input)
+    if (!known.has(key) && !readOnly.has(key))
+      details.push({ path: key, message: `Unknown field "${key}".` });
+  return details;
+}
+
 function validationError(resourceName: string, details: ErrorDetail[]): APIError {
-  const [first] = details;
+  const listed = details.slice(0, MAX_DETAILS).map(clipped);
+  const [first] = listed;
   const where = first?.path ? `${first.path}: ` : "";
-  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
+  const more =
+    details.length > 1
+      ? ` (and ${details.length - 1} more${details.length > MAX_DETAILS ? `; the first ${MAX_DETAILS} are listed` : ""})`
+      : "";
   return new APIError("VALIDATION_ERROR", `Invalid ${resourceName}: ${where}${first?.message}${more}`, {
-    details,
+    details: listed,
   });
+}
+
+/** A detail whose path or message echoes a huge key, cut short. */
+function clipped(detail: ErrorDetail): ErrorDetail {
+  const cut = (text: string) => (text.length > 120 ? `${text.slice(0, 120)}…` : text);
+  return detail.path.length > 120 || detail.message.length > 240
+    ? { path: cut(detail.path), message: cut(detail.message) }
+    : detail;
 }

@@ -10,8 +10,6 @@ export const REDACTED = "[redacted]";
 export interface EntryOptions {
   /** Field names, or `resource.field`, stored as "[redacted]". */
   redact: ReadonlySet<string>;
-  /** Take the client address from the first X-Forwarded-For entry (behind a proxy you trust). */
-  trustProxy: boolean;
 }
 
 type Rec = Record<string, unknown>;
@@ -36,18 +34,21 @@ export function buildEntry(ctx: HookContext, change: EntryChange, options: Entry
     change.operation === "update" && change.before && change.after ? diff(change.before, change.after) : null;
   const changes = found && hidden ? redactChanges(found, hidden) : found;
   return {
-    id: uuidv7(),
+    // A delete others follow from is entered under its change id, which their entries name.
+    id: ctx.changeId ?? uuidv7(),
     createdAt: new Date().toISOString(),
     resource: ctx.resource,
     operation: change.operation,
     recordId: change.recordId,
     userId: ctx.user?.id ?? null,
     source: ctx.overrideAccess ? "override" : ctx.source,
-    ip: clientAddress(ctx, options.trustProxy),
+    // The client's address as the app works it out (crudkit({ trustProxy })), shared with rate limits.
+    ip: clip(ctx.ip ?? null, 64),
     userAgent: clip(ctx.headers.get("user-agent"), 512),
     before: hide(change.before),
     after: hide(change.after),
     changes,
+    causedBy: ctx.causedBy ?? null,
   };
 }
 
@@ -78,14 +79,6 @@ function compare(changes: Changes, key: string, before: unknown, after: unknown)
   if (from === to) return;
   if (typeof from !== "object" || typeof to !== "object" || JSON.stringify(from) !== JSON.stringify(to))
     changes[key] = { from, to };
-}
-
-function clientAddress(ctx: HookContext, trustProxy: boolean): string | null {
-  if (trustProxy) {
-    const forwarded = ctx.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
-    if (forwarded) return clip(forwarded, 64);
-  }
-  return clip(ctx.ip ?? null, 64);
 }
 
 function clip(value: string | null, max: number): string | null {

@@ -106,7 +106,19 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
       for (const entry of result.items)
         if (!hidden.has(entry.resource))
           hidden.set(entry.resource, await app.hiddenFields(entry.resource, { user, headers: ctx.headers }));
-      return { ...result, items: result.items.map((e) => withoutHiddenFields(e, hidden.get(e.resource)!)) };
+      // Nor is a record she may not read under its resource's row rules (through a cascade, say):
+      // the entry stays, without its content.
+      const items: AuditEntry[] = [];
+      for (const entry of result.items) {
+        const readable = async (record: Record<string, unknown> | null) =>
+          record === null || (await app.canReadSnapshot(entry.resource, record, ctx));
+        const shown =
+          (await readable(entry.before)) && (await readable(entry.after))
+            ? entry
+            : { ...entry, before: null, after: null, changes: null };
+        items.push(withoutHiddenFields(shown, hidden.get(entry.resource)!));
+      }
+      return { ...result, items };
     },
   });
 }

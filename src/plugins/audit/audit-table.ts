@@ -23,6 +23,8 @@ export const auditLogsTable: TableDefinition = {
     before: { type: "json" },
     after: { type: "json" },
     changes: { type: "json" },
+    // The entry of the change this one follows from (a cascade's delete or set-null).
+    caused_by: { type: "text" },
   },
   indexes: [
     { name: "audit_logs_created_at_id_idx", columns: ["created_at", "id"] },
@@ -32,7 +34,8 @@ export const auditLogsTable: TableDefinition = {
   ],
 };
 
-export type AuditSource = "http" | "server" | "override";
+/** `cascade`: crudkit made the change because of another (`causedBy` names that one's entry). */
+export type AuditSource = "http" | "server" | "override" | "cascade";
 
 /** What a read rule's `Where` may name on entries, and the columns behind them. */
 export const auditFilterFields = tableFilterFields([
@@ -71,6 +74,8 @@ export interface AuditEntry {
   after: Record<string, unknown> | null;
   /** Fields an update changed: `{ price: { from: 10, to: 12 } }`. */
   changes: Record<string, { from: unknown; to: unknown }> | null;
+  /** For `source: "cascade"`: the id of the entry of the change this one follows from. */
+  causedBy: string | null;
 }
 
 export function toRow(entry: AuditEntry, profile: DialectProfile): Record<string, unknown> {
@@ -87,6 +92,7 @@ export function toRow(entry: AuditEntry, profile: DialectProfile): Record<string
     before: json(entry.before),
     after: json(entry.after),
     changes: json(entry.changes),
+    caused_by: entry.causedBy,
   };
 }
 
@@ -103,12 +109,14 @@ export function toEntry(
     operation: String(row.operation),
     recordId: (row.record_id as string | null) ?? null,
     userId: (row.user_id as string | null) ?? null,
-    source: row.source as AuditSource,
+    // Stored as the request's own source; shown as what it is, a change that followed another.
+    source: row.caused_by ? "cascade" : (row.source as AuditSource),
     ip: (row.ip as string | null) ?? null,
     userAgent: (row.user_agent as string | null) ?? null,
     before: jsonFromColumn(row.before, log) ?? null,
     after: jsonFromColumn(row.after, log) ?? null,
     changes: jsonFromColumn(row.changes, log) ?? null,
+    causedBy: (row.caused_by as string | null) ?? null,
   };
 }
 

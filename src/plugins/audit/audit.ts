@@ -2,6 +2,7 @@
 // the write's own `after<Op>` hook, inside its transaction: if the entry cannot be written the
 // change rolls back, and a change that fails leaves no entry.
 
+import { ConfigError } from "../../core/errors.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { dateToColumn } from "../../db/column-values.ts";
@@ -20,8 +21,6 @@ export interface AuditOptions {
   redact?: readonly string[];
   /** Delete entries older than this many days, at startup and then hourly. @default keep forever */
   retentionDays?: number;
-  /** Record the first X-Forwarded-For address instead of the socket's; only behind a proxy you trust. @default false */
-  trustProxy?: boolean;
   /** Who may read GET /audit/logs. Denied when unset. */
   access?: { read?: AuditAccessRule };
 }
@@ -33,7 +32,6 @@ const AUDIT_OPTION_KEYS = optionKeys<AuditOptions>({
   operations: true,
   redact: true,
   retentionDays: true,
-  trustProxy: true,
   access: true,
 });
 
@@ -45,11 +43,15 @@ const AUDIT_OPTION_KEYS = optionKeys<AuditOptions>({
  * audit({ redact: ["password"], retentionDays: 90, access: { read: ({ user }) => user?.roles?.includes("admin") === true } })
  */
 export function audit(options: AuditOptions = {}) {
+  if ("trustProxy" in options)
+    throw new ConfigError(
+      "audit({ trustProxy }) moved to crudkit({ trustProxy: [the proxies' addresses] }), which audit, rate limits and " +
+        "idempotency keys share; it took the leftmost X-Forwarded-For address, which the client chooses.",
+    );
   checkOptionKeys(options, AUDIT_OPTION_KEYS, "audit()");
   const operations = new Set(options.operations ?? ["create", "update", "delete"]);
   const entryOptions: EntryOptions = {
     redact: new Set(options.redact ?? []),
-    trustProxy: options.trustProxy ?? false,
   };
   const retentionDays = options.retentionDays;
   if (retentionDays !== undefined && !(retentionDays > 0))

@@ -4,6 +4,7 @@
 // request is a 422. Retries arriving while the first still runs wait for its answer.
 
 import { createHash } from "node:crypto";
+import { addressKey } from "../../core/client-address.ts";
 import type { Endpoint, EndpointContext } from "../../core/endpoint.ts";
 import { APIError } from "../../core/errors.ts";
 import { Versioned } from "../../core/etag.ts";
@@ -74,7 +75,7 @@ export function idempotency(options: IdempotencyOptions = {}) {
         throw error;
       }
       const fingerprint = await watched.fingerprint();
-      const answer = fingerprint === undefined ? undefined : answerOf(result, status);
+      const answer = fingerprint === undefined ? undefined : await answerOf(result, status);
       // An answer that cannot be kept leaves the key free: a retry runs again rather than failing.
       const kept = answer ? store.answer(key, fingerprint!, answer, ttlMs) : store.release(key);
       await kept.catch((e) => app.log("crudkit: could not keep an idempotency key's answer", e));
@@ -91,7 +92,7 @@ export function idempotency(options: IdempotencyOptions = {}) {
         );
       // Credentials are checked first (401), and keys never cross callers.
       const user = await ctx.getUser();
-      const scope = user ? `user\0${user.id}` : `address\0${ctx.ip ?? "server"}`;
+      const scope = user ? `user\0${user.id}` : `address\0${addressKey(ctx.ip)}`;
       const key = createHash("sha256")
         .update(`${scope}\0${endpoint.method} ${endpoint.path}\0${given}`)
         .digest("base64url");
@@ -164,8 +165,19 @@ async function answered(
   }
 }
 
-function answerOf(result: unknown, status: number): StoredAnswer | undefined {
-  if (result instanceof Response) return undefined;
+/**
+ * What is kept of a first answer. A plugin wrapped inside this one may have turned the answer into
+ * a Response (rateLimit() adds its headers so): it is kept as well, read from a copy, when it is a
+ * success with a JSON body, so the order plugins are listed in never changes what a key does.
+ */
+async function answerOf(result: unknown, status: number): Promise<StoredAnswer | undefined> {
+  if (result instanceof Response) {
+    const type = result.headers.get("content-type") ?? "";
+    if (!result.ok || !type.startsWith("application/json") || result.body === null) return undefined;
+    const etag = result.headers.get("etag");
+    const body = await result.clone().text();
+    return etag ? { status: result.status, body, etag } : { status: result.status, body };
+  }
   if (result instanceof Versioned) return { status, body: JSON.stringify(result.data), etag: result.etag };
   return { status, body: JSON.stringify(result) };
 }

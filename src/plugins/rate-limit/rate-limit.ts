@@ -4,6 +4,7 @@
 // of upload bytes per caller, counted as the bodies stream. Counters in memory, or in Redis for
 // every instance. The in-process API is not limited unless `inProcess` says so.
 
+import { addressKey } from "../../core/client-address.ts";
 import { contextWith } from "../../core/context.ts";
 import type { Endpoint, EndpointContext } from "../../core/endpoint.ts";
 import { APIError } from "../../core/errors.ts";
@@ -85,7 +86,19 @@ export function rateLimit(options: RateLimitOptions = {}) {
     const metered = budget && endpoint.rawBody && endpoint.method === "POST" ? budget : undefined;
     return async (ctx: EndpointContext): Promise<unknown> => {
       if (ctx.source !== "http" && !options.inProcess) return handler(ctx);
-      const caller = await callerOf(ctx, by);
+      // Failed authentication counts per address in a bucket of its own, checked before the
+      // credentials are, so keys cannot be guessed without limit (a right guess is refused too).
+      const failures = `${id}\0unauthorized\0ip:${addressKey(ctx.ip)}`;
+      const failed = await store.add(failures, 0, windowMs);
+      if (failed.total >= max)
+        throw limited(stateHeaders(limit, failed.total, failed.resetAt), failed.resetAt, "failed sign-ins");
+      let caller: string | null;
+      try {
+        caller = await callerOf(ctx, by);
+      } catch (error) {
+        if (error instanceof APIError && error.status === 401) await store.add(failures, 1, windowMs);
+        throw error;
+      }
       if (caller === null) return handler(ctx);
       const count = await store.add(`${id}\0${limit.name}\0${caller}`, 1, limit.windowMs);
       const headers = stateHeaders(limit, count.total, count.resetAt);
@@ -95,6 +108,7 @@ export function rateLimit(options: RateLimitOptions = {}) {
         const metering = metered ? await meteredContext(ctx, metered, `${id}\0bytes\0${caller}`) : ctx;
         result = await handler(metering);
       } catch (error) {
+        if (error instanceof APIError && error.status === 401) await store.add(failures, 1, windowMs);
         throw error instanceof APIError ? withHeaders(error, headers) : error;
       }
       if (ctx.source !== "http") return result;
@@ -176,7 +190,7 @@ function matches(selector: string, name: string): boolean {
 }
 
 async function callerOf(ctx: EndpointContext, by: RateLimitBy): Promise<string | null> {
-  const address = `ip:${ctx.ip ?? "server"}`;
+  const address = `ip:${addressKey(ctx.ip)}`;
   if (by === "ip") return address;
   const user = await ctx.getUser();
   if (by === "user") return user ? `user:${user.id}` : address;

@@ -26,7 +26,10 @@ export function windowOf(now: number, windowMs: number): { index: number; resetA
 }
 
 export interface MemoryRateLimitOptions {
-  /** Most counters held; past it, the ones whose window ended go first, then the oldest. @default 100000 */
+  /**
+   * Most counters held; a new one past it makes room by dropping the oldest (expired ones first),
+   * in constant time. @default 100000
+   */
   maxKeys?: number;
 }
 
@@ -40,12 +43,22 @@ export function memoryRateLimitStore(options: MemoryRateLimitOptions = {}): Rate
   checkOptionKeys(options, MEMORY_RATE_LIMIT_OPTION_KEYS, "memoryRateLimitStore()");
   const maxKeys = options.maxKeys ?? 100_000;
   const counters = new Map<string, WindowCount>();
+  // The counters' keys oldest first, consumed from `head`: eviction takes the front in O(1),
+  // where iterating the Map from its start would walk past every hole deletes leave there.
+  const order: string[] = [];
+  let head = 0;
+  /** Full: expired counters at the front go (a few per call), and the oldest while still full. */
   const evict = (now: number) => {
-    for (const [key, count] of counters) if (count.resetAt <= now) counters.delete(key);
-    // Still full: the oldest counters go (a Map iterates in insertion order).
-    for (const key of counters.keys()) {
-      if (counters.size < maxKeys) break;
+    for (let budget = 8; budget > 0 && head < order.length; budget--) {
+      const key = order[head]!;
+      if (counters.size < maxKeys && counters.get(key)!.resetAt > now) break;
       counters.delete(key);
+      head++;
+    }
+    // Drop the consumed front once it is most of the array: amortized O(1) per counter.
+    if (head > 1024 && head * 2 > order.length) {
+      order.splice(0, head);
+      head = 0;
     }
   };
   return {
@@ -59,6 +72,7 @@ export function memoryRateLimitStore(options: MemoryRateLimitOptions = {}): Rate
         if (counters.size >= maxKeys) evict(now);
         count = { total: 0, resetAt };
         counters.set(slot, count);
+        order.push(slot);
       }
       count.total += amount;
       return { total: count.total, resetAt };

@@ -46,6 +46,8 @@ const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/;
 export async function receiveUpload(
   source: AsyncIterable<Uint8Array>,
   rules: UploadRules,
+  /** The uploader's id: `fileNaming: "original"` names her files in a namespace of her own. */
+  owner: string | null = null,
 ): Promise<ReceivedUpload> {
   const events = parseUploadBody(source, {
     maxFileSize: rules.maxFileSize,
@@ -83,13 +85,13 @@ export async function receiveUpload(
       checkAllowed(mimeType, rules.allowedMimeTypes);
       stored = await rules.storage.store(
         sniffing(fileBytes(), mimeType),
-        storedName(rules.fileNaming, filename),
+        storedName(rules.fileNaming, filename, mimeType, owner),
         { mimeType },
       );
       await readRest(events, fields);
     } else {
       // The file came first: spool it to a temporary file until its name and type are known.
-      stored = await spoolThenStore(fileBytes(), events, fields, rules);
+      stored = await spoolThenStore(fileBytes(), events, fields, rules, owner);
     }
     const { filename, mimeType, metadata } = checkFields(fields, rules);
     const info: UploadedFileInfo = { size, filename, mimeType, metadata };
@@ -108,6 +110,7 @@ async function spoolThenStore(
   events: AsyncIterator<UploadEvent>,
   fields: Fields,
   rules: UploadRules,
+  owner: string | null,
 ): Promise<StoredFile> {
   const spool = join(rules.spoolDir, `${SPOOL_PREFIX}${randomUUID()}`);
   // Made at startup; made again here in case something removed it since.
@@ -126,7 +129,9 @@ async function spoolThenStore(
     const spooled = async function* () {
       for await (const chunk of createReadStream(spool)) yield chunk as Uint8Array;
     };
-    return await rules.storage.store(spooled(), storedName(rules.fileNaming, filename), { mimeType });
+    return await rules.storage.store(spooled(), storedName(rules.fileNaming, filename, mimeType, owner), {
+      mimeType,
+    });
   } finally {
     await unlink(spool).catch(() => {});
   }

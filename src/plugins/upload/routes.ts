@@ -97,7 +97,11 @@ function uploadFile(state: UploadState) {
     idempotent: true,
     async handler(ctx: EndpointContext) {
       const user = await authorizeUpload(state.access, ctx);
-      const received = await receiveUpload(await bodyOf(ctx, state.rules.maxFileSize), state.rules);
+      const received = await receiveUpload(
+        await bodyOf(ctx, state.rules.maxFileSize),
+        state.rules,
+        user?.id ?? null,
+      );
       const { stored, info } = received;
       const record: UploadedFileRecord = {
         id: uuidv7(),

@@ -25,8 +25,14 @@ const SIGNATURES: Signature[] = [
   { type: "image/x-icon", bytes: [0x00, 0x00, 0x01, 0x00] },
   { type: "application/pdf", bytes: ascii("%PDF-") },
   { type: "application/zip", bytes: [0x50, 0x4b, 0x03, 0x04] },
+  // An empty archive is only its end record; a spanned one starts with the split marker.
+  { type: "application/zip", bytes: [0x50, 0x4b, 0x05, 0x06] },
+  { type: "application/zip", bytes: [0x50, 0x4b, 0x07, 0x08] },
   { type: "application/gzip", bytes: [0x1f, 0x8b] },
   { type: "audio/mpeg", bytes: ascii("ID3") },
+  // An MP3 without an ID3 tag starts with an MPEG audio frame: 11 sync bits, then layer III
+  // (MPEG-1, -2 or -2.5, with or without CRC).
+  ...[0xfb, 0xfa, 0xf3, 0xf2, 0xe3, 0xe2].map((second) => ({ type: "audio/mpeg", bytes: [0xff, second] })),
   { type: "audio/ogg", bytes: ascii("OggS") },
   {
     type: "audio/wav",

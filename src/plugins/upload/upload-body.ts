@@ -222,6 +222,10 @@ export async function* parseUploadBody(
             segment = (escaped ? "\\" : "") + segment;
             escaped = segment.endsWith("\\") && !segment.endsWith("\\\\");
             if (escaped) segment = segment.slice(0, -1);
+            // `\"` escapes the quote: JSON reads on past it, so it must not end the string here
+            // (a parser that disagrees with JSON.parse is one a WAF can be fooled by). A quote
+            // cannot be in base64 anyway.
+            if (escaped && end < chunk.length) throw bad("The file is not valid base64.");
             if (/\\[^/]|\\$/.test(segment)) throw bad("The file is not valid base64.");
             segment = segment.replace(/\\\//g, "/");
           }

@@ -40,9 +40,11 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
       // Outside the caller's rows is a missing id, and no hook learns of it.
       if (scope && hooks.beforeDelete.length && !(await rt.store.findById(ctx.db, id, scope)))
         notFound(rt, id);
-      const base = hookContext(ctx, rt, "delete", user, id);
-      if (hooks.beforeDelete.length) await runAll(hooks.beforeDelete, base);
       const releasing = dependents ? newReleasing(ctx, user) : undefined;
+      const base = hookContext(ctx, rt, "delete", user, id);
+      // What a cascade changes names this delete (its audit entry is marked as caused by it).
+      if (releasing) base.changeId = releasing.changeId;
+      if (hooks.beforeDelete.length) await runAll(hooks.beforeDelete, base);
       let released: string[] = [];
       const previous = await inTransaction(
         ctx.db,
