@@ -67,12 +67,16 @@ describe("writes without a JSON content type", () => {
       ]) {
         const res = await call(app, "POST", path, {
           headers: { ...cookie, ...(type ? { "content-type": type } : {}) },
-          rawBody: body,
+          // Bytes, not a string: a string body would get text/plain from the Request itself.
+          rawBody: new TextEncoder().encode(body),
         });
         expect(res.status, `${path} ${type}`).toBe(415);
         expect(res.body.code).toBe("UNSUPPORTED_MEDIA_TYPE");
       }
-    const patched = await call(app, "PATCH", "/api/note/x", { headers: cookie, rawBody: '{"text":"t"}' });
+    const patched = await call(app, "PATCH", "/api/note/x", {
+      headers: cookie,
+      rawBody: new TextEncoder().encode('{"text":"t"}'),
+    });
     expect(patched.status).toBe(415);
     expect((await call(app, "GET", "/api/notes", { headers: cookie })).body.items).toEqual([]);
   });
