@@ -6,6 +6,7 @@ import { type RealtimeEvent, type SubscribeOptions, subscribe } from "../client/
 import { autoMigrate } from "../db/auto-migrate.ts";
 import { type DatabaseOptions, openDatabase } from "../db/database.ts";
 import { hostOf } from "../db/database-url.ts";
+import type { DialectProfile } from "../db/dialect.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import { buildOpenApi, type OpenApiDocument } from "../openapi/document.ts";
 import type { Where } from "../query/where.ts";
@@ -211,9 +212,6 @@ export function crudkit<
   const log: Log =
     options.log ??
     ((message, error) => (error === undefined ? console.error(message) : console.error(message, error)));
-  const jsonDepth = options.maxJsonDepth ?? DEFAULT_JSON_DEPTH;
-  if (!Number.isInteger(jsonDepth) || jsonDepth < 1)
-    throw new ConfigError("maxJsonDepth must be a positive integer.");
   const plugins: readonly CrudkitPlugin[] = options.plugins ?? [];
   checkUnique(
     options.resources.map((r) => r.name),
@@ -229,6 +227,13 @@ export function crudkit<
   if (!(Number.isFinite(statementTimeout) && statementTimeout >= 0))
     throw new ConfigError("statementTimeout must be a number of milliseconds, 0 for no limit.");
   const database = openDatabase(options.database, log, statementTimeout);
+  let jsonDepth: number;
+  try {
+    jsonDepth = jsonDepthFor(options.maxJsonDepth, database.profile);
+  } catch (error) {
+    void database.kysely.destroy().catch(() => {});
+    throw error;
+  }
   const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };
   const runtimes = new Map<string, ResourceRuntime>();
   const identify = chainIdentify([
@@ -434,6 +439,24 @@ export function crudkit<
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,
   } as CrudkitApp<Resources[number], Plugins[number]>;
+}
+
+/**
+ * How deep request JSON may nest on this engine: the option (32 by default), and never deeper than
+ * what the engine stores once crudkit wraps it. A body holds a field's value one level down, and an
+ * audit entry's `changes` two (`{ field: { from, to } }`), so the request may nest one level less
+ * than the engine's JSON columns: 30 on MariaDB, whose `json_valid` refuses 32.
+ */
+function jsonDepthFor(option: number | undefined, profile: DialectProfile): number {
+  const engine = profile.jsonNestingLimit === undefined ? undefined : profile.jsonNestingLimit - 1;
+  const depth = option ?? Math.min(DEFAULT_JSON_DEPTH, engine ?? DEFAULT_JSON_DEPTH);
+  if (!Number.isInteger(depth) || depth < 1)
+    throw new ConfigError("maxJsonDepth must be a positive integer.");
+  if (engine !== undefined && depth > engine)
+    throw new ConfigError(
+      `maxJsonDepth ${depth} is deeper than ${profile.name === "mysql" ? "MySQL/MariaDB" : profile.name} can store once crudkit wraps it (audit entries): ${engine} at most.`,
+    );
+  return depth;
 }
 
 /** `host:port` of the configured database, for startup errors; never the password. */

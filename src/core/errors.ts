@@ -1,7 +1,7 @@
 // The one error type every endpoint throws, its closed set of codes, and the status each maps to.
 
 import { isConnectionError, isStatementTimeout } from "../db/connection-errors.ts";
-import { isDataError } from "../db/data-errors.ts";
+import { dataErrorColumn, isDataError } from "../db/data-errors.ts";
 
 /** Status for each error code: the wire contract of DESIGN §3. */
 export const ERROR_STATUS = {
@@ -113,7 +113,18 @@ export function toAPIError(error: unknown, log: (message: string, error: unknown
   }
   if (isDataError(error)) {
     log("crudkit: the database refused a value", error);
-    return DOES_NOT_FIT;
+    const column = dataErrorColumn(error);
+    // Named when the driver names it: a column name is the field's, or a plugin table's own.
+    return column && /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(column)
+      ? new APIError("VALIDATION_ERROR", DOES_NOT_FIT.message, {
+          details: [
+            {
+              path: column,
+              message: "The database refused this value (too long, too deep, or out of range).",
+            },
+          ],
+        })
+      : DOES_NOT_FIT;
   }
   log("crudkit: unhandled error while serving a request", error);
   return GENERIC_ERROR;

@@ -9,14 +9,34 @@ const MYSQL_CODES = new Set([
   "ER_TRUNCATED_WRONG_VALUE_FOR_FIELD",
   "ER_INVALID_JSON_TEXT",
   "ER_DATETIME_FUNCTION_OVERFLOW",
+  // MariaDB: a CHECK failed, such as the `json_valid` of a JSON column (too deep, say).
+  "ER_CONSTRAINT_FAILED",
+  "ER_CHECK_CONSTRAINT_VIOLATED",
 ]);
 
 export function isDataError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== "string") return false;
-  // PostgreSQL: SQLSTATE class 22, "data exception".
-  if (code.length === 5 && code.startsWith("22")) return true;
+  // PostgreSQL: SQLSTATE class 22, "data exception", and 23514, a CHECK that failed.
+  if (code.length === 5 && (code.startsWith("22") || code === "23514")) return true;
   return MYSQL_CODES.has(code) || code === "SQLITE_TOOBIG";
+}
+
+/**
+ * The column a data error names, where the driver says: MySQL's "for column 'name'", MariaDB's
+ * "CONSTRAINT `table.column` failed", PostgreSQL's `column`. Undefined otherwise.
+ */
+export function dataErrorColumn(error: unknown): string | undefined {
+  const { column, sqlMessage, message } = (error ?? {}) as {
+    column?: unknown;
+    sqlMessage?: string;
+    message?: string;
+  };
+  if (typeof column === "string") return column;
+  const text = sqlMessage ?? message ?? "";
+  const named =
+    /for column [`']([^`']+)[`']/.exec(text) ?? /CONSTRAINT `(?:[^`.]*\.)?([^`]+)` failed/.exec(text);
+  return named?.[1];
 }
 
 /**

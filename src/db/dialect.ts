@@ -26,6 +26,13 @@ export interface DialectProfile {
    */
   readonly shareLock: RawBuilder<unknown> | undefined;
   /**
+   * How deep a JSON column may nest (brackets), where the engine checks it: MariaDB's `json_valid`
+   * refuses 32 levels. crudkit stores a caller's JSON inside wrappers of its own (an audit entry's
+   * `changes` holds a field's value two levels down), so the request depth it accepts is lower.
+   * Undefined where the engine's limit is far past any request's (SQLite 1,000, PostgreSQL's jsonb).
+   */
+  readonly jsonNestingLimit: number | undefined;
+  /**
    * How a column's type or nullability changes: in place (`ALTER COLUMN`, or MySQL's `MODIFY
    * COLUMN`), or by copying the table into a new one (SQLite), which renumbers rowids.
    */

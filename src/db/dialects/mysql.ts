@@ -18,6 +18,7 @@ export const mysqlProfile: DialectProfile = {
   returning: false,
   rowLocks: true,
   shareLock: sql`lock in share mode`,
+  jsonNestingLimit: 31,
   alterColumns: "modify column",
   dropIndexOnTable: true,
   boundedIndexedText: true,

@@ -18,6 +18,7 @@ export const postgresProfile: DialectProfile = {
   returning: true,
   rowLocks: true,
   shareLock: sql`for share`,
+  jsonNestingLimit: undefined,
   alterColumns: "alter column",
   dropIndexOnTable: false,
   boundedIndexedText: false,

@@ -18,6 +18,7 @@ export const sqliteProfile: DialectProfile = {
   returning: true,
   rowLocks: false,
   shareLock: undefined,
+  jsonNestingLimit: undefined,
   alterColumns: "rebuild",
   dropIndexOnTable: false,
   boundedIndexedText: false,
