@@ -64,9 +64,22 @@ forEachDialect((dialect) => {
     await server?.close();
     await journalServer?.close();
   });
+  afterAll(() => {
+    console.log(
+      `hostile probes on ${dialect.name}: ${probes.total}, answered 5xx: ${probes.serverErrors.length}`,
+    );
+    expect(probes.serverErrors).toEqual([]);
+  });
 
-  const send = async (path: string, init: RequestInit & { base?: string } = {}): Promise<Answer> =>
-    readResponse(await fetch(`${init.base ?? server.url}${path}`, init));
+  /** Every probe's answer, counted: the suite ends with none of them a 5xx (issue 39). */
+  const probes = { total: 0, serverErrors: [] as string[] };
+  const send = async (path: string, init: RequestInit & { base?: string } = {}): Promise<Answer> => {
+    const answer = await readResponse(await fetch(`${init.base ?? server.url}${path}`, init));
+    probes.total++;
+    if (answer.status >= 500)
+      probes.serverErrors.push(`${init.method ?? "GET"} ${path.slice(0, 80)}: ${answer.status}`);
+    return answer;
+  };
   const post = (path: string, body: string, base?: string) =>
     send(path, { method: "POST", headers: JSON_HEADERS, body, base });
   const patch = (path: string, body: string, base?: string) =>
@@ -98,23 +111,25 @@ forEachDialect((dialect) => {
 
   describe("hostile input", () => {
     it("deep or huge JSON in every body is a 400 or 413 that says the limit", async () => {
+      // 32 levels; 30 on MariaDB, whose JSON columns stop at 31 and crudkit's audit wraps a level more.
+      const limit = new RegExp(`${dialect.name === "mysql" ? 30 : 32} levels`);
       for (const body of [deep(33), deep(4100), deep(100_000), deepObject(40)]) {
-        expectError(await post("/api/product", body), 400, "BAD_REQUEST", /32 levels/);
-        expectError(await post("/api/journal", body, journalServer.url), 400, "BAD_REQUEST", /32 levels/);
-        expectError(await patch("/api/product/x", body), 400, "BAD_REQUEST", /32 levels/);
+        expectError(await post("/api/product", body), 400, "BAD_REQUEST", limit);
+        expectError(await post("/api/journal", body, journalServer.url), 400, "BAD_REQUEST", limit);
+        expectError(await patch("/api/product/x", body), 400, "BAD_REQUEST", limit);
       }
       // Inside a JSON field, and inside upload metadata, the same limit holds.
       const nested = `{"title":"t","data":{"x":${deep(40)}}}`;
-      expectError(await post("/api/journal", nested, journalServer.url), 400, "BAD_REQUEST", /32 levels/);
+      expectError(await post("/api/journal", nested, journalServer.url), 400, "BAD_REQUEST", limit);
       for (const levels of [40, 4100, 10_000]) {
         const upload = `{"filename":"a.txt","mimeType":"text/plain","metadata":${deepObject(levels)},"file":"aGk="}`;
-        expectError(await post("/api/upload/file", upload), 400, "BAD_REQUEST", /32 levels/);
+        expectError(await post("/api/upload/file", upload), 400, "BAD_REQUEST", limit);
       }
       // Within the limit is fine, and reads back the same.
-      const ok = await post("/api/journal", `{"title":"t","data":{"x":${deep(29)}}}`, journalServer.url);
+      const ok = await post("/api/journal", `{"title":"t","data":{"x":${deep(27)}}}`, journalServer.url);
       expect(ok.status).toBe(201);
       expect((await get(`/api/journal/${ok.body.id}`, journalServer.url)).body.data.x).toEqual(
-        JSON.parse(deep(29)),
+        JSON.parse(deep(27)),
       );
       // Over the body limit (1 MiB), declared or chunked.
       const huge = JSON.stringify({ name: "x".repeat(1_100_000), price: 1 });
