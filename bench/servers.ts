@@ -80,6 +80,8 @@ export async function start(
       CACHE: cache,
       AUDIT: audit,
       REALTIME: realtime,
+      // The realtime bench opens all its subscribers with one key from one address.
+      ...(realtime === "on" ? { MAX_STREAMS_PER_USER: "100000", MAX_STREAMS_PER_ADDRESS: "100000" } : {}),
       MAX_CONNECTIONS: maxConnections === undefined ? "" : String(maxConnections),
       ...(name === "api" && process.env.CRUDKIT_BENCH_SOURCE !== "on"
         ? { TSX_TSCONFIG_PATH: BUILT_TSCONFIG }

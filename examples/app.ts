@@ -95,8 +95,11 @@ export interface ExampleOptions {
   cache?: boolean;
   /** Record every write in the audit log. @default true */
   audit?: boolean;
-  /** Live changes at /api/<plural>/events (Server-Sent Events). @default true */
-  realtime?: boolean;
+  /**
+   * Live changes at /api/<plural>/events (Server-Sent Events), and how many streams one user or
+   * one address may hold (crudkit's defaults, 5 and 20, unless given). @default true
+   */
+  realtime?: boolean | { maxStreamsPerUser?: number; maxStreamsPerAddress?: number };
   /** Where uploads whose content comes before their name wait. @default the upload plugin's */
   spoolDir?: string;
 }
@@ -109,7 +112,7 @@ export function createExampleApp(options: ExampleOptions) {
     // The API reference at /api/docs, from the OpenAPI document at /api/openapi.json.
     docs: true,
     // Live changes: GET /api/products/events, or client.product.subscribe(…).
-    realtime: options.realtime !== false,
+    realtime: options.realtime === undefined || options.realtime === true ? true : options.realtime,
     plugins: [
       apiKey({
         keys: {

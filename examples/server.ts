@@ -4,7 +4,8 @@
 //   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR), MAX_FILE_SIZE (10485760),
 //   CACHE (on; `off` serves every read from the database), AUDIT (on; `off` records no audit log),
 //   REALTIME (on; `off` serves no event streams), MAX_CONNECTIONS (serve()'s default, 1024),
-//   WAIT_FOR_DATABASE (on; `off` exits when the database cannot be reached at startup)
+//   WAIT_FOR_DATABASE (on; `off` exits when the database cannot be reached at startup),
+//   MAX_STREAMS_PER_USER (5) and MAX_STREAMS_PER_ADDRESS (20): event streams one user or address holds
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -37,7 +38,13 @@ const app = startupStep(() =>
     spoolDir: join(dataDir, "spool"),
     cache: process.env.CACHE !== "off",
     audit: process.env.AUDIT !== "off",
-    realtime: process.env.REALTIME !== "off",
+    realtime:
+      process.env.REALTIME === "off"
+        ? false
+        : {
+            maxStreamsPerUser: Number(process.env.MAX_STREAMS_PER_USER) || undefined,
+            maxStreamsPerAddress: Number(process.env.MAX_STREAMS_PER_ADDRESS) || undefined,
+          },
   }),
 );
 const maxConnections = Number(process.env.MAX_CONNECTIONS) || undefined;

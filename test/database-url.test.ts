@@ -84,6 +84,10 @@ describe("databaseFromUrl", () => {
     );
     expect(maskUrl(`mysql://app@h/d?password=${SECRET}&ssl=1`)).toBe("mysql://app@h/d?password=***&ssl=1");
     expect(maskUrl("postgres://app@h/d")).toBe("postgres://app@h/d");
+    // A password with unencoded "@", "/" or "?" is masked whole.
+    expect(maskUrl("postgres://app:p@ss/w?rd@127.0.0.1:5432/app")).toBe(
+      "postgres://app:***@127.0.0.1:5432/app",
+    );
   });
 });
 

@@ -83,6 +83,8 @@ describe("file naming", () => {
       "application/xml",
     ])
       expect(extensionOf(storedName("uuid", "x.html", type)), type).toBe("");
+    // Inner extensions go: x.php.png is never x.php.anything.
+    expect(storedName((n) => n, "x.php.png", "image/png")).toBe("x_php.png");
     // A name that agrees with its type is kept.
     expect(storedName("original", "photo.jpeg", "image/jpeg", "alice")).toMatch(/_photo\.jpeg$/);
   });

@@ -120,3 +120,44 @@ forEachDialect((dialect) => {
     ).toThrow(/30 at most/);
   });
 });
+
+/** A hook that writes past what the database takes: the database's own refusal must be a 400. */
+const wrapped = createResource({
+  name: "wrapped",
+  schema: withId({
+    data: z.record(z.string(), z.unknown()).optional(),
+    kind: z.enum(["a", "b"]).default("a"),
+  }),
+  access: { create: true, read: true },
+  hooks: {
+    // Server code may write anything; the database is the net under it.
+    beforeCreate: ({ data }) => ({
+      ...data,
+      ...(data.data ? { data: { w: { w: { w: { w: data.data } } } } } : {}),
+      ...(data.kind === "b" ? { kind: "zzz" as "a" } : {}),
+    }),
+  },
+});
+
+forEachDialect((dialect) => {
+  const app = appPerDialect(dialect, (database) =>
+    crudkit({ database, autoMigrate: true, resources: [wrapped], plugins: [audit()] }),
+  );
+
+  it("a value the database itself refuses (JSON depth, a CHECK) is a 400, never a 500, and nothing is stored", async () => {
+    const deepBody = { data: object(28) };
+    const res = await call(app, "POST", "/api/wrapped", { body: deepBody });
+    if (dialect.name === "mysql") {
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.code).toBe("VALIDATION_ERROR");
+      expect(res.body.details?.[0]?.path).toBe("data");
+    } else expect(res.status, res.text).toBe(201);
+    const check = await call(app, "POST", "/api/wrapped", { body: { kind: "b" } });
+    expect(check.status, check.text).toBe(400);
+    expect(check.body.code).toBe("VALIDATION_ERROR");
+    // Named where the driver names it (PostgreSQL names the constraint, not the column).
+    if (dialect.name !== "postgres") expect(check.body.details?.[0]?.path).toBe("kind");
+    const stored = await app.db.selectFrom("wrapped").select("id").execute();
+    expect(stored).toHaveLength(dialect.name === "mysql" ? 0 : 1);
+  });
+});

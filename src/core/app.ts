@@ -13,7 +13,7 @@ import type { Where } from "../query/where.ts";
 import { eventsEndpoint, openStream, wantsEvents } from "../realtime/events-endpoint.ts";
 import { RealtimeHub, type RealtimeOptions, type RealtimeStats } from "../realtime/hub.ts";
 import type { Operation } from "../resource/access.ts";
-import { type CanOptions, can, canRead, canReadSnapshot, type Permission } from "../resource/can.ts";
+import { type CanOptions, can, canRead, type Permission, snapshotReader } from "../resource/can.ts";
 import { type AnyResourceHooks, chainHooks, type HookContext } from "../resource/hooks.ts";
 import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
@@ -258,10 +258,10 @@ export function crudkit<
       const runtime = runtimes.get(resource);
       return runtime ? canRead(runtime, id, ctx) : false;
     },
-    canReadSnapshot: async (resource, record, ctx) => {
+    snapshotReader: async (resource, ctx) => {
       const runtime = runtimes.get(resource);
       // A plugin's own records (`uploaded_file`) have no resource rules here: the plugin's decide.
-      return runtime ? canReadSnapshot(runtime, record, ctx) : true;
+      return runtime ? snapshotReader(runtime, ctx) : () => true;
     },
     hiddenFields: async (resource, { user, headers }) =>
       (await runtimes.get(resource)?.fieldPolicy.hidden({ user, headers, operation: "read", resource })) ??

@@ -87,7 +87,7 @@ function refuseCrossSiteWrite(request: Request, cors: Cors | undefined): void {
     site === "cross-site" ||
     site === "same-site" ||
     origin === "null" ||
-    (site === null && origin !== null && origin !== originOf(request.url));
+    (site === null && origin !== null && hostOf(origin) !== (headers.get("host") ?? hostOf(request.url)));
   if (!crossSite) return;
   if (origin !== null && origin !== "null" && cors?.allowsCredentials(origin)) return;
   throw new APIError(
@@ -96,10 +96,15 @@ function refuseCrossSiteWrite(request: Request, cors: Cors | undefined): void {
   );
 }
 
-function originOf(url: string): string {
+/**
+ * `host[:port]` of an origin or URL. Only the host is compared: behind a proxy that ends TLS the
+ * request's own URL says `http:` while the browser's `Origin` says `https:`.
+ */
+function hostOf(url: string): string {
   const start = url.indexOf("://");
-  const end = url.indexOf("/", start + 3);
-  return end === -1 ? url : url.slice(0, end);
+  const rest = start === -1 ? url : url.slice(start + 3);
+  const end = rest.indexOf("/");
+  return (end === -1 ? rest : rest.slice(0, end)).toLowerCase();
 }
 
 export function toResponse(endpoint: Endpoint, result: unknown, request?: Request): Response {

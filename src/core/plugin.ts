@@ -37,15 +37,14 @@ export interface PluginContext {
   /** Whether the caller of `ctx` may read the record `id` of `resource` (its read rule, row rule included). */
   canReadRecord(resource: string, id: string, ctx: EndpointContext): Promise<boolean>;
   /**
-   * Whether the caller of `ctx` may read a record as it was (a snapshot: an audit entry's before or
-   * after) under `resource`'s read rule, row rule included; false for a rule only the database
-   * can answer.
+   * How the caller of `ctx` may read records of `resource` as they were (snapshots: an audit
+   * entry's before or after) under its read rule, row rule included: the rule is asked once, then
+   * each snapshot is judged in memory; a rule only the database can answer judges no.
    */
-  canReadSnapshot(
+  snapshotReader(
     resource: string,
-    record: Readonly<Record<string, unknown>>,
     ctx: EndpointContext,
-  ): Promise<boolean>;
+  ): Promise<(record: Readonly<Record<string, unknown>>) => boolean>;
 }
 
 export interface CrudkitPlugin {

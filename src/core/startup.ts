@@ -25,6 +25,18 @@ export class DatabaseUnreachableError extends Error {
   }
 }
 
+/** `host:port` a connection error names (a Redis or bus connection, say), when it names one. */
+function addressOf(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 4; depth++) {
+    const { address, port } = current as { address?: unknown; port?: unknown };
+    if (typeof address === "string" && typeof port === "number") return `${address}:${port}`;
+    current =
+      (current as { cause?: unknown; errors?: unknown[] }).errors?.[0] ??
+      (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** The driver's own words, short: a code such as ECONNREFUSED, or the first line of its message. */
 function causeOf(cause: unknown): string {
   for (let current = cause, depth = 0; current && depth < 4; depth++) {
@@ -70,7 +82,7 @@ export function createStartup(
       failureLogged = false;
       if (isConnectionError(error)) {
         state = "unreachable";
-        failure = new DatabaseUnreachableError(host, error);
+        failure = new DatabaseUnreachableError(addressOf(error) ?? host, error);
       } else {
         state = "failed";
         failure = error;
@@ -79,6 +91,7 @@ export function createStartup(
     }
   };
   let current = run();
+  let retrying: Promise<void> | undefined;
   const ready = current;
   // Callers that never await `ready` must not crash the process; the handler reports the failure.
   ready.catch(() => {});
@@ -111,7 +124,11 @@ export function createStartup(
     retry() {
       if (state === "open") return Promise.resolve();
       if (state !== "unreachable") return current;
-      current = run();
+      // One retry at a time: a second caller waits for the one under way (the steps are not run twice).
+      retrying ??= run().finally(() => {
+        retrying = undefined;
+      });
+      current = retrying;
       current.catch(() => {});
       return current;
     },

@@ -9,22 +9,30 @@ const MYSQL_CODES = new Set([
   "ER_TRUNCATED_WRONG_VALUE_FOR_FIELD",
   "ER_INVALID_JSON_TEXT",
   "ER_DATETIME_FUNCTION_OVERFLOW",
-  // MariaDB: a CHECK failed, such as the `json_valid` of a JSON column (too deep, say).
-  "ER_CONSTRAINT_FAILED",
+  // MySQL 8: a CHECK failed.
   "ER_CHECK_CONSTRAINT_VIOLATED",
 ]);
 
 export function isDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
+  const { code, errno, sqlMessage } = (error ?? {}) as {
+    code?: unknown;
+    errno?: unknown;
+    sqlMessage?: unknown;
+  };
+  // MariaDB's ER_CONSTRAINT_FAILED (a CHECK, such as a JSON column's json_valid: too deep, say);
+  // mysql2 names errno 4025 after MySQL's error of that number, so it is read by number and text.
+  if (errno === 4025 && typeof sqlMessage === "string" && /^CONSTRAINT `[^`]+` failed/.test(sqlMessage))
+    return true;
   if (typeof code !== "string") return false;
   // PostgreSQL: SQLSTATE class 22, "data exception", and 23514, a CHECK that failed.
   if (code.length === 5 && (code.startsWith("22") || code === "23514")) return true;
-  return MYSQL_CODES.has(code) || code === "SQLITE_TOOBIG";
+  return MYSQL_CODES.has(code) || code === "SQLITE_TOOBIG" || code === "SQLITE_CONSTRAINT_CHECK";
 }
 
 /**
  * The column a data error names, where the driver says: MySQL's "for column 'name'", MariaDB's
- * "CONSTRAINT `table.column` failed", PostgreSQL's `column`. Undefined otherwise.
+ * "CONSTRAINT `table.column` failed", SQLite's "CHECK constraint failed: column", PostgreSQL's
+ * `column`. Undefined otherwise.
  */
 export function dataErrorColumn(error: unknown): string | undefined {
   const { column, sqlMessage, message } = (error ?? {}) as {
@@ -35,7 +43,9 @@ export function dataErrorColumn(error: unknown): string | undefined {
   if (typeof column === "string") return column;
   const text = sqlMessage ?? message ?? "";
   const named =
-    /for column [`']([^`']+)[`']/.exec(text) ?? /CONSTRAINT `(?:[^`.]*\.)?([^`]+)` failed/.exec(text);
+    /for column [`']([^`']+)[`']/.exec(text) ??
+    /CONSTRAINT `(?:[^`.]*\.)?([^`]+)` failed/.exec(text) ??
+    /CHECK constraint failed: (\w+)$/.exec(text);
   return named?.[1];
 }
 

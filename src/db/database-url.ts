@@ -80,9 +80,14 @@ function unknownScheme(scheme: string): ConfigError {
 
 /** The URL with its password (and a `password=` query parameter) replaced by `***`. */
 export function maskUrl(url: string): string {
-  return url
-    .replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^:/@?#]*:)[^@/?#]*@/, "$1***@")
-    .replace(/([?&]password=)[^&#]*/gi, "$1***");
+  const masked = url.replace(/([?&]password=)[^&#]*/gi, "$1***");
+  const scheme = masked.indexOf("://");
+  if (scheme === -1) return masked;
+  // The user info ends at the last "@" (a password may hold an unencoded "@", "/" or "?").
+  const at = masked.lastIndexOf("@");
+  const colon = masked.indexOf(":", scheme + 3);
+  if (at === -1 || colon === -1 || colon > at) return masked;
+  return `${masked.slice(0, colon + 1)}***${masked.slice(at)}`;
 }
 
 /** `host:port` of a server URL, for messages; never the user or password. */

@@ -88,7 +88,7 @@ export async function openStream(
     throw new APIError("BAD_REQUEST", "Last-Event-ID must be the id of an event this stream sent.");
   if (hub.full) throw new APIError("SERVICE_UNAVAILABLE", "Too many event streams are open; retry shortly.");
   // One caller cannot take every connection: a few streams per user and per address.
-  const release = hub.holdPlace(admission.user?.id, addressKey(ctx.ip));
+  const release = hub.holdPlace(admission.user?.id, ctx.ip === undefined ? undefined : addressKey(ctx.ip));
   try {
     await hub.start();
   } catch (error) {

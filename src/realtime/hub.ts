@@ -111,7 +111,13 @@ export class RealtimeHub {
       this.#heartbeat = setInterval(() => this.#beat(), this.settings.heartbeat * 1000);
       this.#heartbeat.unref();
     })();
-    return this.#started;
+    // A bus that could not connect (the database or Redis still down at startup) is tried again
+    // by the next start, not remembered as failed.
+    const started = this.#started;
+    started.catch(() => {
+      if (this.#started === started) this.#started = undefined;
+    });
+    return started;
   }
 
   /** After a commit: the change goes to every instance. Never throws into the write. */
@@ -163,17 +169,22 @@ export class RealtimeHub {
    * Takes a place for a stream of `user` from `address`, or answers 429 when either already holds
    * its most; the returned function gives the place back (once).
    */
-  holdPlace(user: string | undefined, address: string): () => void {
-    const keys = [`ip\0${address}`, ...(user === undefined ? [] : [`user\0${user}`])];
-    const limits = [this.settings.maxStreamsPerAddress, this.settings.maxStreamsPerUser];
-    keys.forEach((key, i) => {
-      if ((this.#held.get(key) ?? 0) >= limits[i]!)
+  holdPlace(user: string | undefined, address: string | undefined): () => void {
+    // An unknown address (a host that passes none) is not one bucket for everyone: only the user counts.
+    const held: [key: string, limit: number, whose: string][] = [];
+    if (address !== undefined)
+      held.push([`ip\0${address}`, this.settings.maxStreamsPerAddress, "from your address"]);
+    if (user !== undefined) held.push([`user\0${user}`, this.settings.maxStreamsPerUser, "for you"]);
+    for (const [key, limit, whose] of held)
+      if ((this.#held.get(key) ?? 0) >= limit)
         throw new APIError(
           "RATE_LIMITED",
-          `Too many event streams are open ${i === 0 ? "from your address" : "for you"}; close one, then retry.`,
-          { headers: { "retry-after": "5" } },
+          `Too many event streams are open ${whose}; close one, then retry.`,
+          {
+            headers: { "retry-after": "5" },
+          },
         );
-    });
+    const keys = held.map(([key]) => key);
     for (const key of keys) this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
     let given = false;
     return () => {
@@ -189,6 +200,7 @@ export class RealtimeHub {
 
   /** Keeps `reserved` of a server's connections for ordinary requests: streams get the rest at most. */
   reserveConnections(maxConnections: number, reserved: number): void {
+    if (!Number.isFinite(maxConnections) || maxConnections <= 0) return;
     this.settings.maxStreams = Math.max(1, Math.min(this.settings.maxStreams, maxConnections - reserved));
   }
 

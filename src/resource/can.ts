@@ -73,19 +73,19 @@ export async function canRead(rt: ResourceRuntime, id: string, ctx: EndpointCont
 }
 
 /**
- * Whether the caller may read a record as it was (an audit entry's before or after): her read
- * rule, row rule included, matched against the snapshot. A rule only the database can answer
- * (one naming related records) counts as no: a snapshot is not in the database to ask.
+ * How the caller's read rule, row rule included, judges records as they were (an audit entry's
+ * before or after): the rule is asked once, then each snapshot is matched in memory. A rule only
+ * the database can answer (one naming related records) judges no: a snapshot is not there to ask.
  */
-export async function canReadSnapshot(
+export async function snapshotReader(
   rt: ResourceRuntime,
-  record: Readonly<Record<string, unknown>>,
   ctx: Pick<EndpointContext, "getUser" | "headers" | "overrideAccess">,
-): Promise<boolean> {
-  if (ctx.overrideAccess) return true;
+): Promise<(record: Readonly<Record<string, unknown>>) => boolean> {
+  if (ctx.overrideAccess) return () => true;
   const user = await ctx.getUser();
   const access = { user, headers: ctx.headers, operation: "read" as const, resource: rt.resource.name };
   const admission = await unlessForbidden(decide(rt, access), null);
-  if (admission === null) return false;
-  return !admission.scope || matchesWhere(admission.scope, record, rt.ruleFields) === true;
+  if (admission === null) return () => false;
+  const scope = admission.scope;
+  return scope ? (record) => matchesWhere(scope, record, rt.ruleFields) === true : () => true;
 }

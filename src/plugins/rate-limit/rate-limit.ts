@@ -88,15 +88,19 @@ export function rateLimit(options: RateLimitOptions = {}) {
       if (ctx.source !== "http" && !options.inProcess) return handler(ctx);
       // Failed authentication counts per address in a bucket of its own, checked before the
       // credentials are, so keys cannot be guessed without limit (a right guess is refused too).
-      const failures = `${id}\0unauthorized\0ip:${addressKey(ctx.ip)}`;
-      const failed = await store.add(failures, 0, windowMs);
-      if (failed.total >= max)
-        throw limited(stateHeaders(limit, failed.total, failed.resetAt), failed.resetAt, "failed sign-ins");
+      // Only where the address is known: a host that passes none would put every caller in one bucket.
+      const failures = ctx.ip === undefined ? undefined : `${id}\0unauthorized\0ip:${addressKey(ctx.ip)}`;
+      if (failures) {
+        const failed = await store.add(failures, 0, windowMs);
+        if (failed.total >= max)
+          throw limited(stateHeaders(limit, failed.total, failed.resetAt), failed.resetAt, "failed sign-ins");
+      }
       let caller: string | null;
       try {
         caller = await callerOf(ctx, by);
       } catch (error) {
-        if (error instanceof APIError && error.status === 401) await store.add(failures, 1, windowMs);
+        if (failures && error instanceof APIError && error.status === 401)
+          await store.add(failures, 1, windowMs);
         throw error;
       }
       if (caller === null) return handler(ctx);
@@ -108,7 +112,8 @@ export function rateLimit(options: RateLimitOptions = {}) {
         const metering = metered ? await meteredContext(ctx, metered, `${id}\0bytes\0${caller}`) : ctx;
         result = await handler(metering);
       } catch (error) {
-        if (error instanceof APIError && error.status === 401) await store.add(failures, 1, windowMs);
+        if (failures && error instanceof APIError && error.status === 401)
+          await store.add(failures, 1, windowMs);
         throw error instanceof APIError ? withHeaders(error, headers) : error;
       }
       if (ctx.source !== "http") return result;

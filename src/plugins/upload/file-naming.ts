@@ -59,9 +59,9 @@ export function storedName(
   if (naming === "uuid") return `${uuidv7()}${allowed[0] ?? ""}`;
   const name = sanitizeFilename(naming === "original" ? originalName : naming(originalName));
   const own = extensionOf(name);
-  const typed = allowed.includes(own)
-    ? name
-    : `${own ? name.slice(0, -own.length) : name}${allowed[0] ?? ""}`;
+  // Inner dots go too: a server that acts on any extension (Apache's) must not see `x.php.png` as PHP.
+  const base = (own ? name.slice(0, -own.length) : name).replace(/\./g, "_");
+  const typed = `${base}${allowed.includes(own) ? own : (allowed[0] ?? "")}`;
   return naming === "original" ? sanitizeFilename(`${namespaceOf(owner)}_${typed}`) : typed;
 }
 

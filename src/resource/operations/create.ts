@@ -7,7 +7,7 @@ import { admit } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
 import { syncFiles, touchesFiles } from "../file-fields.ts";
 import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
-import { checkReferences, checksReferences } from "../reference-reads.ts";
+import { checkReferenceRows, referenceChecks } from "../reference-reads.ts";
 import { capitalize, extend, hookContext, inTransaction, type ResourceRuntime } from "../runtime.ts";
 
 export function createEndpoint(rt: ResourceRuntime): Endpoint {
@@ -32,12 +32,12 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
         record.updatedAt = now;
       }
       const owned = touchesFiles(rt.fileFields, record) ? rt.fileFields : undefined;
-      const references = checksReferences(rt, ctx, record);
+      const references = await referenceChecks(rt, ctx, user, record);
       const created = await inTransaction(
         ctx.db,
-        hooks.afterCreate.length > 0 || owned !== undefined || references,
+        hooks.afterCreate.length > 0 || owned !== undefined || references !== undefined,
         async (db) => {
-          if (references) await checkReferences(rt, ctx, db, record);
+          if (references) await checkReferenceRows(db, references);
           const created = await rt.store.insert(db, record);
           if (owned) await syncFiles(owned, db, ctx, resource.name, undefined, created);
           await runAll(hooks.afterCreate, extend(base, { db, record: created }));

@@ -10,7 +10,7 @@ import { withoutHidden } from "../field-access.ts";
 import { syncFiles, touchesFiles } from "../file-fields.ts";
 import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
 import { ifMatchOf } from "../if-match.ts";
-import { checkReferences, checksReferences } from "../reference-reads.ts";
+import { checkReferenceRows, referenceChecks } from "../reference-reads.ts";
 import {
   capitalize,
   extend,
@@ -48,16 +48,20 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
       const named = scope && fieldsNamed(scope);
       const recheck = named !== undefined && changed.some((f) => named.has(f));
       const owned = touchesFiles(rt.fileFields, changes) ? rt.fileFields : undefined;
-      const references = checksReferences(rt, ctx, changes);
+      const references = await referenceChecks(rt, ctx, user, changes);
       // A reference check runs in a transaction; the record is read first, so a missing id stays a 404.
       const locked =
-        needsPrevious || scope !== undefined || owned !== undefined || ifMatch !== undefined || references;
+        needsPrevious ||
+        scope !== undefined ||
+        owned !== undefined ||
+        ifMatch !== undefined ||
+        references !== undefined;
       let released: string[] = [];
       const { record, previous } = await inTransaction(ctx.db, locked, async (db) => {
         const previous = locked ? await rt.store.findForUpdate(db, id, scope) : undefined;
         if (locked && !previous) notFound(rt, id);
         if (ifMatch) checkIfMatch(ifMatch, withoutHidden(previous!, hidden), resource.name);
-        if (references) await checkReferences(rt, ctx, db, changes);
+        if (references) await checkReferenceRows(db, references);
         const record = changed.length
           ? await rt.store.update(db, id, changes)
           : (previous ?? (await rt.store.findById(db, id)));
