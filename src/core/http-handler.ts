@@ -7,7 +7,7 @@ import type { Endpoint } from "./endpoint.ts";
 import { APIError, toAPIError } from "./errors.ts";
 import { Versioned } from "./etag.ts";
 import type { InFlight } from "./in-flight.ts";
-import { errorResponse, jsonResponse, versionedResponse } from "./respond.ts";
+import { errorResponse, jsonResponse, PRIVATE, versionedResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
 import type { StartupGate } from "./startup.ts";
 
@@ -49,10 +49,11 @@ function answer({ router, deps, startup, log, inFlight, cors }: HandlerDeps): Re
         if (starting) await starting;
       }
       const ctx = new HttpContext(request, params, deps, info?.ip);
-      const response = toResponse(endpoint, await endpoint.handler(ctx), request);
+      const result = await endpoint.handler(ctx);
       // An answer for one user is hers: no shared cache (a proxy, a CDN) may keep or serve it.
-      if (ctx.identified && !response.headers.has("cache-control")) privateAnswer(response);
-      return response;
+      if (!(result instanceof Response)) return toResponse(endpoint, result, request, ctx.identified);
+      if (ctx.identified && !result.headers.has("cache-control")) privateAnswer(result);
+      return result;
     } catch (error) {
       return errorResponse(toAPIError(error, log));
     } finally {
@@ -63,7 +64,7 @@ function answer({ router, deps, startup, log, inFlight, cors }: HandlerDeps): Re
 
 function privateAnswer(response: Response): void {
   try {
-    response.headers.set("cache-control", "private, no-store");
+    response.headers.set("cache-control", PRIVATE);
   } catch {
     // A Response with immutable headers (Response.redirect): it carries no record.
   }
@@ -107,15 +108,27 @@ function hostOf(url: string): string {
   return (end === -1 ? rest : rest.slice(0, end)).toLowerCase();
 }
 
-export function toResponse(endpoint: Endpoint, result: unknown, request?: Request): Response {
+export function toResponse(
+  endpoint: Endpoint,
+  result: unknown,
+  request?: Request,
+  privately = false,
+): Response {
   if (result instanceof Response) return result;
   const status = endpoint.status ?? 200;
   if (result instanceof Versioned) {
     const ifNoneMatch =
       result.revalidates && request?.method === "GET" ? request.headers.get("if-none-match") : null;
-    return versionedResponse(JSON.stringify(result.data), result.etag, status, ifNoneMatch);
+    return versionedResponse(
+      JSON.stringify(result.data),
+      result.etag,
+      status,
+      ifNoneMatch,
+      undefined,
+      privately,
+    );
   }
-  return jsonResponse(result, status);
+  return jsonResponse(result, status, privately);
 }
 
 /** The path of an absolute URL, without its query, still URL-encoded. */

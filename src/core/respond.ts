@@ -4,10 +4,21 @@ import type { APIError } from "./errors.ts";
 import { noneMatchHolds, Versioned } from "./etag.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" } as const;
+/** An answer for one identified caller: hers alone, no shared cache (a proxy, a CDN) keeps it. */
+export const PRIVATE = "private, no-store";
+const PRIVATE_JSON_HEADERS = { "content-type": "application/json", "cache-control": PRIVATE } as const;
 
-export function jsonResponse(body: unknown, status = 200): Response {
-  if (body instanceof Versioned) return versionedResponse(JSON.stringify(body.data), body.etag, status);
-  return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
+/**
+ * `privately`: the answer is for an identified caller (`Cache-Control: private, no-store`). Set
+ * here, as the response is built: adding it afterwards would make the host build real Headers.
+ */
+export function jsonResponse(body: unknown, status = 200, privately = false): Response {
+  if (body instanceof Versioned)
+    return versionedResponse(JSON.stringify(body.data), body.etag, status, undefined, undefined, privately);
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: privately ? PRIVATE_JSON_HEADERS : JSON_HEADERS,
+  });
 }
 
 /**
@@ -20,13 +31,21 @@ export function versionedResponse(
   status: number,
   ifNoneMatch?: string | null,
   headers?: Readonly<Record<string, string>>,
+  privately = false,
 ): Response {
   if (ifNoneMatch && status === 200 && noneMatchHolds(ifNoneMatch, etag))
-    return new Response(null, { status: 304, headers: { etag } });
+    return new Response(null, {
+      status: 304,
+      headers: privately ? { etag, "cache-control": PRIVATE } : { etag },
+    });
   // A literal when there is nothing to add: every read goes through here, and spreads cost.
   const all = headers
-    ? { ...JSON_HEADERS, ...headers, etag }
-    : { "content-type": JSON_HEADERS["content-type"], etag };
+    ? privately
+      ? { ...JSON_HEADERS, ...headers, etag, "cache-control": PRIVATE }
+      : { ...JSON_HEADERS, ...headers, etag }
+    : privately
+      ? { "content-type": JSON_HEADERS["content-type"], etag, "cache-control": PRIVATE }
+      : { "content-type": JSON_HEADERS["content-type"], etag };
   return new Response(json, { status, headers: all });
 }
 

@@ -9,7 +9,7 @@ import type { User } from "../../core/identity.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CachedRead, CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import { authorizePluginRoute, type PluginRule } from "../../core/plugin-access.ts";
-import { versionedResponse } from "../../core/respond.ts";
+import { PRIVATE, versionedResponse } from "../../core/respond.ts";
 import type { AnyResourceHooks, HookContext } from "../../resource/hooks.ts";
 import type { CacheStore } from "./cache-store.ts";
 import { memoryStore } from "./memory-store.ts";
@@ -49,6 +49,9 @@ export interface CacheStats {
 
 const HIT_HEADERS = { "content-type": "application/json", "x-cache": "HIT" } as const;
 const MISS_HEADERS = { "content-type": "application/json", "x-cache": "MISS" } as const;
+// For an identified caller, built with the answer (see the handler's `Cache-Control: private`).
+const PRIVATE_HIT = { ...HIT_HEADERS, "cache-control": PRIVATE } as const;
+const PRIVATE_MISS = { ...MISS_HEADERS, "cache-control": PRIVATE } as const;
 
 const CACHE_OPTION_KEYS = optionKeys<CacheOptions>({
   store: true,
@@ -85,7 +88,7 @@ export function cache(options: CacheOptions = {}) {
       const found = pending instanceof Promise ? await pending : pending;
       if (found.body !== undefined) {
         counts.hits++;
-        return answer(found.body, HIT_HEADERS, read);
+        return answer(found.body, read.user ? PRIVATE_HIT : HIT_HEADERS, read);
       }
       generation = found.generation;
     } catch (error) {
@@ -103,7 +106,7 @@ export function cache(options: CacheOptions = {}) {
       counts.errors++;
       log("crudkit: cache save failed", error);
     });
-    return answer(body, MISS_HEADERS, read);
+    return answer(body, read.user ? PRIVATE_MISS : MISS_HEADERS, read);
   }
 
   const hooks: AnyResourceHooks = {
