@@ -112,8 +112,12 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
       const readers = new Map<string, (record: Record<string, unknown>) => boolean>();
       for (const entry of result.items) {
         let reads = readers.get(entry.resource);
-        if (!reads) readers.set(entry.resource, (reads = await app.snapshotReader(entry.resource, ctx)));
-        const readable = (record: Record<string, unknown> | null) => record === null || reads!(record);
+        if (!reads) {
+          reads = await app.snapshotReader(entry.resource, ctx);
+          readers.set(entry.resource, reads);
+        }
+        const judge = reads;
+        const readable = (record: Record<string, unknown> | null) => record === null || judge(record);
         const shown =
           readable(entry.before) && readable(entry.after)
             ? entry
