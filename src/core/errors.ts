@@ -83,7 +83,10 @@ export class ConfigError extends Error {
 }
 
 const GENERIC_ERROR = new APIError("INTERNAL_ERROR", "The server could not complete the request.");
-const UNAVAILABLE = new APIError("SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.");
+// A retry is what this calls for: clients and load balancers are told when.
+const UNAVAILABLE = new APIError("SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.", {
+  headers: { "retry-after": "2" },
+});
 const TIMED_OUT = new APIError(
   "STATEMENT_TIMEOUT",
   "The database did not answer within the statement timeout; try again, or narrow the request.",

@@ -15,16 +15,30 @@ const CODES = new Set([
   "08000",
   "08001",
   "08003",
+  "08004",
   "08006",
-  // mysql2
+  "08007",
+  "08P01",
+  // mysql2, and the MySQL client errors "server has gone away" (2006) and "lost connection" (2013)
   "PROTOCOL_CONNECTION_LOST",
   "ER_CON_COUNT_ERROR",
   "ER_SERVER_SHUTDOWN",
+  "CR_SERVER_GONE_ERROR",
+  "CR_SERVER_LOST",
   "SQLITE_BUSY",
 ]);
 
+/** MySQL server and client error numbers for the same: shutdown (1053), gone (2006), lost (2013). */
+const ERRNOS = new Set([1053, 2006, 2013]);
+
+// Errors the drivers raise without a code, each from one fixed place in the driver: a connection
+// already broken that was used again (pg: "not queryable"; mysql2: "closed state"). They mean the
+// same as the codes above: the database went away, not a bug.
 const MESSAGES = [
   /Connection terminated/i,
+  /Client has encountered a connection error and is not queryable/,
+  /Can't add new command when connection is in closed state/,
+  /This socket has been ended by the other party/,
   /timeout exceeded when trying to connect/i,
   /Pool is closed/i,
   /connect ETIMEDOUT/i,
@@ -34,8 +48,9 @@ const MESSAGES = [
 
 export function isConnectionError(error: unknown): boolean {
   for (let current = error, depth = 0; current && depth < 4; depth++) {
-    const { code, message } = current as { code?: unknown; message?: unknown };
+    const { code, errno, message } = current as { code?: unknown; errno?: unknown; message?: unknown };
     if (typeof code === "string" && CODES.has(code)) return true;
+    if (typeof errno === "number" && ERRNOS.has(errno)) return true;
     if (typeof message === "string" && MESSAGES.some((pattern) => pattern.test(message))) return true;
     current = (current as { cause?: unknown }).cause;
   }
