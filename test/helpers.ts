@@ -1,7 +1,7 @@
 // Test helpers: an app on a fresh SQLite file, and a request function that drives app.handler.
 
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { connect, createServer as createNetServer, type Socket } from "node:net";
+import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
@@ -104,33 +104,4 @@ export function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
-}
-
-/**
- * A TCP forwarder from `port` on 127.0.0.1 to a real database's port, started when asked: until
- * then the database is unreachable at `port` (connections are refused), as one that is not up yet.
- */
-export function forwarder(port: number, to: number): { start(): Promise<void>; stop(): Promise<void> } {
-  const sockets = new Set<Socket>();
-  const server = createNetServer((client) => {
-    const upstream = connect(to, "127.0.0.1");
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  return {
-    start: () => new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve())),
-    stop: () =>
-      new Promise((resolve) => {
-        for (const s of sockets) s.destroy();
-        if (!server.listening) return resolve();
-        server.close(() => resolve());
-      }),
-  };
 }

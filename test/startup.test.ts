@@ -1,7 +1,7 @@
 // Startup with a database that is not up yet: serve() listens anyway (health/live 200, health and
 // every other request 503 JSON with Retry-After), retries with backoff, and serves once the
-// database answers, migrating once. On PostgreSQL and MariaDB the database's port opens after the
-// app started (a loopback forwarder to the real server, closed until then). Also: library use
+// database answers, migrating once. On PostgreSQL and MariaDB the real server, a cluster of the
+// test's own, is started after the app. Also: library use
 // rejects `app.ready` with a crudkit error, `waitForDatabase: false` rejects at once, a startup
 // that fails for another reason is not retried, and no output ever holds the URL's password.
 
@@ -10,7 +10,8 @@ import { type RunningServer, serve } from "crudkit-api/node";
 import { afterEach, describe, expect, it } from "vitest";
 import { forEachDialect } from "./dialects.ts";
 import { openProduct } from "./fixtures.ts";
-import { forwarder, freePort } from "./helpers.ts";
+import { freePort } from "./helpers.ts";
+import { ownMariadb, ownPostgres } from "./own-server.ts";
 
 const SECRET = "hunter2-not-in-any-output";
 
@@ -47,20 +48,19 @@ async function get(base: string, path: string) {
 forEachDialect(
   (dialect) => {
     it("serves 503 while the database is down, then migrates once and serves once it is up", async () => {
-      const database = (await dialect.fresh()) as DatabaseOptions & { url: string; provider: string };
-      const port = await freePort();
-      const url = await unreachableUrl(database, port, database.provider);
+      // A server of the test's own, prepared and stopped: it is started after the app.
+      const own = dialect.name === "postgres" ? await ownPostgres(SECRET) : await ownMariadb(SECRET);
+      cleanups.push(() => own.remove());
+      const port = Number(new URL(own.url).port);
       const lines: string[] = [];
       const app = crudkit({
-        database: { provider: database.provider, url } as DatabaseOptions,
+        database: { provider: dialect.name as "postgres", url: own.url },
         autoMigrate: true,
         resources: [openProduct],
         log: (message, error) => lines.push(`${message} ${String(error)}`),
       });
       const running: RunningServer = await serve(app, { port: 0, log: (line) => lines.push(line) });
       cleanups.push(() => running.close());
-      const forward = forwarder(port, Number(new URL(database.url).port));
-      cleanups.push(() => forward.stop());
 
       const live = await get(running.url, "/api/health/live");
       expect(live.status).toBe(200);
@@ -75,8 +75,8 @@ forEachDialect(
       expect(lines[0]).toContain(`cannot reach the database at 127.0.0.1:${port}`);
       expect(lines[0]).toContain("ECONNREFUSED");
 
-      await forward.start();
-      const deadline = Date.now() + 20_000;
+      await own.start();
+      const deadline = Date.now() + 30_000;
       let status = 0;
       while (Date.now() < deadline) {
         status = (await get(running.url, "/api/products")).status;
@@ -97,7 +97,8 @@ forEachDialect(
       expect(migrations.filter((m) => JSON.stringify(m).includes("product"))).toHaveLength(1);
       expect(lines.join("\n")).toContain("startup finished");
       expect(lines.join("\n")).not.toContain(SECRET);
-    }, 40_000);
+      await running.close();
+    }, 90_000);
 
     it("app.ready rejects with a crudkit error naming the host, and waitForDatabase: false rejects", async () => {
       const database = (await dialect.fresh()) as DatabaseOptions & { url: string; provider: string };
