@@ -6,13 +6,14 @@
 // an attacker page on another port.
 
 import { createServer, type Server } from "node:http";
-import { createResource, crudkit, MemoryStorage, withId } from "crudkit-api";
+import { createResource, crudkit, type DatabaseOptions, MemoryStorage, withId } from "crudkit-api";
 import { type RunningServer, serve } from "crudkit-api/node";
 import { upload } from "crudkit-api/plugins";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { chromiumPresent, launchChromium } from "./chromium.ts";
+import { appPerDialect, forEachDialect } from "./dialects.ts";
 import { call, tempDatabaseUrl } from "./helpers.ts";
 
 const note = createResource({
@@ -31,9 +32,9 @@ const note = createResource({
 const identify = (request: Request) =>
   /(?:^|;\s*)session=alice(?:;|$)/.test(request.headers.get("cookie") ?? "") ? { id: "alice" } : null;
 
-const makeApp = (allowed?: string) =>
+const makeApp = (database: DatabaseOptions, allowed?: string) =>
   crudkit({
-    database: { provider: "sqlite", url: tempDatabaseUrl() },
+    database,
     autoMigrate: true,
     resources: [note],
     identify,
@@ -48,86 +49,90 @@ const makeApp = (allowed?: string) =>
 
 const cookie = { cookie: "session=alice" };
 
-describe("writes without a JSON content type", () => {
-  const app = makeApp();
-  afterAll(() => app.close());
+// The handler's rules, on SQLite and PostgreSQL; the browser attack below, on SQLite.
+forEachDialect(
+  (dialect) => {
+    describe("writes without a JSON content type", () => {
+      const app = appPerDialect(dialect, (database) => makeApp(database));
 
-  it("are 415 on resources, uploads and _rpc, and store nothing", async () => {
-    const sent = [
-      ["/api/note", JSON.stringify({ text: "no type" })],
-      ["/api/upload/file", JSON.stringify({ file: "aGk=", filename: "a.txt", mimeType: "text/plain" })],
-      ["/api/_rpc/deleteFile", JSON.stringify({ id: "x" })],
-    ] as const;
-    for (const [path, body] of sent)
-      for (const type of [
-        undefined,
-        "text/plain",
-        "multipart/form-data; boundary=x",
-        "application/x-www-form-urlencoded",
-      ]) {
-        const res = await call(app, "POST", path, {
-          headers: { ...cookie, ...(type ? { "content-type": type } : {}) },
-          // Bytes, not a string: a string body would get text/plain from the Request itself.
-          rawBody: new TextEncoder().encode(body),
+      it("are 415 on resources, uploads and _rpc, and store nothing", async () => {
+        const sent = [
+          ["/api/note", JSON.stringify({ text: "no type" })],
+          ["/api/upload/file", JSON.stringify({ file: "aGk=", filename: "a.txt", mimeType: "text/plain" })],
+          ["/api/_rpc/deleteFile", JSON.stringify({ id: "x" })],
+        ] as const;
+        for (const [path, body] of sent)
+          for (const type of [
+            undefined,
+            "text/plain",
+            "multipart/form-data; boundary=x",
+            "application/x-www-form-urlencoded",
+          ]) {
+            const res = await call(app, "POST", path, {
+              headers: { ...cookie, ...(type ? { "content-type": type } : {}) },
+              // Bytes, not a string: a string body would get text/plain from the Request itself.
+              rawBody: new TextEncoder().encode(body),
+            });
+            expect(res.status, `${path} ${type}`).toBe(415);
+            expect(res.body.code).toBe("UNSUPPORTED_MEDIA_TYPE");
+          }
+        const patched = await call(app, "PATCH", "/api/note/x", {
+          headers: cookie,
+          rawBody: new TextEncoder().encode('{"text":"t"}'),
         });
-        expect(res.status, `${path} ${type}`).toBe(415);
-        expect(res.body.code).toBe("UNSUPPORTED_MEDIA_TYPE");
-      }
-    const patched = await call(app, "PATCH", "/api/note/x", {
-      headers: cookie,
-      rawBody: new TextEncoder().encode('{"text":"t"}'),
-    });
-    expect(patched.status).toBe(415);
-    expect((await call(app, "GET", "/api/notes", { headers: cookie })).body.items).toEqual([]);
-  });
-});
-
-describe("writes with cookies from another site", () => {
-  const app = makeApp("http://partner.test");
-  afterAll(() => app.close());
-  const post = (headers: Record<string, string>) =>
-    call(app, "POST", "/api/note", {
-      headers: { ...headers, "content-type": "application/json" },
-      rawBody: '{"text":"t"}',
+        expect(patched.status).toBe(415);
+        expect((await call(app, "GET", "/api/notes", { headers: cookie })).body.items).toEqual([]);
+      });
     });
 
-  it("are 403 when Sec-Fetch-Site or the Origin says another site, unless CORS lists it", async () => {
-    for (const headers of [
-      { ...cookie, "sec-fetch-site": "cross-site", origin: "http://evil.test" },
-      { ...cookie, "sec-fetch-site": "same-site", origin: "http://sub.localhost" },
-      { ...cookie, origin: "null" },
-      { ...cookie, origin: "http://evil.test" },
-    ]) {
-      const res = await post(headers);
-      expect(res.status, JSON.stringify(headers)).toBe(403);
-      expect(res.body.code).toBe("FORBIDDEN");
-    }
-    const deleted = await call(app, "DELETE", "/api/note/x", {
-      headers: { ...cookie, "sec-fetch-site": "cross-site", origin: "http://evil.test" },
-    });
-    expect(deleted.status).toBe(403);
-    expect((await call(app, "GET", "/api/notes", { headers: cookie })).body.items).toEqual([]);
-  });
+    describe("writes with cookies from another site", () => {
+      const app = appPerDialect(dialect, (database) => makeApp(database, "http://partner.test"));
+      const post = (headers: Record<string, string>) =>
+        call(app, "POST", "/api/note", {
+          headers: { ...headers, "content-type": "application/json" },
+          rawBody: '{"text":"t"}',
+        });
 
-  it("pass from the same origin, from a listed origin, and without cookies", async () => {
-    expect(
-      (await post({ ...cookie, "sec-fetch-site": "same-origin", origin: "http://localhost" })).status,
-    ).toBe(201);
-    expect((await post({ ...cookie, origin: "http://localhost" })).status).toBe(201);
-    expect((await post({ ...cookie, "sec-fetch-site": "none" })).status).toBe(201);
-    expect(
-      (await post({ ...cookie, "sec-fetch-site": "cross-site", origin: "http://partner.test" })).status,
-    ).toBe(201);
-    // No cookie: the caller names herself (an API key, a bearer token); here anonymous, so 403 by the rule.
-    const anonymous = await post({ "sec-fetch-site": "cross-site", origin: "http://evil.test" });
-    expect(anonymous.body.message).not.toContain("another site");
-  });
-});
+      it("are 403 when Sec-Fetch-Site or the Origin says another site, unless CORS lists it", async () => {
+        for (const headers of [
+          { ...cookie, "sec-fetch-site": "cross-site", origin: "http://evil.test" },
+          { ...cookie, "sec-fetch-site": "same-site", origin: "http://sub.localhost" },
+          { ...cookie, origin: "null" },
+          { ...cookie, origin: "http://evil.test" },
+        ]) {
+          const res = await post(headers);
+          expect(res.status, JSON.stringify(headers)).toBe(403);
+          expect(res.body.code).toBe("FORBIDDEN");
+        }
+        const deleted = await call(app, "DELETE", "/api/note/x", {
+          headers: { ...cookie, "sec-fetch-site": "cross-site", origin: "http://evil.test" },
+        });
+        expect(deleted.status).toBe(403);
+        expect((await call(app, "GET", "/api/notes", { headers: cookie })).body.items).toEqual([]);
+      });
+
+      it("pass from the same origin, from a listed origin, and without cookies", async () => {
+        expect(
+          (await post({ ...cookie, "sec-fetch-site": "same-origin", origin: "http://localhost" })).status,
+        ).toBe(201);
+        expect((await post({ ...cookie, origin: "http://localhost" })).status).toBe(201);
+        expect((await post({ ...cookie, "sec-fetch-site": "none" })).status).toBe(201);
+        expect(
+          (await post({ ...cookie, "sec-fetch-site": "cross-site", origin: "http://partner.test" })).status,
+        ).toBe(201);
+        // No cookie: the caller names herself (an API key, a bearer token); here anonymous, so 403 by the rule.
+        const anonymous = await post({ "sec-fetch-site": "cross-site", origin: "http://evil.test" });
+        expect(anonymous.body.message).not.toContain("another site");
+      });
+    });
+  },
+  ["sqlite", "postgres"],
+);
 
 const suite = chromiumPresent || process.env.CI ? describe : describe.skip;
 
 suite("in Chromium: an attacker page on another port", () => {
-  const app = makeApp();
+  const app = makeApp({ provider: "sqlite", url: tempDatabaseUrl() });
   let api: RunningServer;
   let attacker: Server;
   let browser: Browser;

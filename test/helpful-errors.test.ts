@@ -8,6 +8,7 @@ import {
   ConfigError,
   createResource,
   crudkit,
+  type DatabaseOptions,
   MemoryStorage,
   ownedBy,
   references,
@@ -27,98 +28,104 @@ import {
   upload,
 } from "crudkit-api/plugins";
 import express from "express";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { appPerDialect, forEachDialect } from "./dialects.ts";
 import { openProduct } from "./fixtures.ts";
-import { call, tempDatabaseUrl } from "./helpers.ts";
+import { call } from "./helpers.ts";
 
-const app = crudkit({
-  database: { provider: "sqlite", url: tempDatabaseUrl() },
-  autoMigrate: true,
-  resources: [openProduct],
-  plugins: [
-    apiKey({ keys: { "admin-key": { id: "admin" } } }),
-    audit({ access: { read: true } }),
-    upload({ storage: new MemoryStorage(), access: { upload: true, list: true, read: true } }),
-  ],
-});
-afterAll(() => app.close());
-
-describe("a path outside basePath", () => {
-  it("says which basePath crudkit serves, what it received, and how to set it", async () => {
-    const res = await call(app, "GET", "/v1/products");
-    expect(res.status).toBe(404);
-    expect(res.body.code).toBe("NOT_FOUND");
-    expect(res.body.message).toContain('basePath "/api"');
-    expect(res.body.message).toContain("GET /v1/products");
-    expect(res.body.message).toContain("crudkit({ basePath })");
+const makeApp = (database: DatabaseOptions) =>
+  crudkit({
+    database,
+    autoMigrate: true,
+    resources: [openProduct],
+    plugins: [
+      apiKey({ keys: { "admin-key": { id: "admin" } } }),
+      audit({ access: { read: true } }),
+      upload({ storage: new MemoryStorage(), access: { upload: true, list: true, read: true } }),
+    ],
   });
 
-  it("mounted in Express under /v1 with the default basePath, the 404 says so", async () => {
-    const server = express();
-    server.use("/v1", toExpressHandler(app));
-    const listening = server.listen(0, "127.0.0.1");
-    await new Promise((resolve) => listening.once("listening", resolve));
-    try {
-      const { port } = listening.address() as { port: number };
-      const res = await fetch(`http://127.0.0.1:${port}/v1/products`);
+// On SQLite, PostgreSQL and MariaDB: the answers must not depend on the engine.
+forEachDialect((dialect) => {
+  const app = appPerDialect(dialect, makeApp);
+
+  describe("a path outside basePath", () => {
+    it("says which basePath crudkit serves, what it received, and how to set it", async () => {
+      const res = await call(app, "GET", "/v1/products");
       expect(res.status).toBe(404);
-      const body = (await res.json()) as { message: string };
-      expect(body.message).toContain('basePath "/api"');
-      expect(body.message).toContain("/v1/products");
-    } finally {
-      await new Promise((resolve) => listening.close(resolve));
-    }
-  });
+      expect(res.body.code).toBe("NOT_FOUND");
+      expect(res.body.message).toContain('basePath "/api"');
+      expect(res.body.message).toContain("GET /v1/products");
+      expect(res.body.message).toContain("crudkit({ basePath })");
+    });
 
-  it("a 404 inside basePath stays as it was", async () => {
-    const res = await call(app, "GET", "/api/nothing-here");
-    expect(res.status).toBe(404);
-    expect(res.body.message).toBe("No route answers GET /api/nothing-here.");
-  });
+    it("mounted in Express under /v1 with the default basePath, the 404 says so", async () => {
+      const server = express();
+      server.use("/v1", toExpressHandler(app));
+      const listening = server.listen(0, "127.0.0.1");
+      await new Promise((resolve) => listening.once("listening", resolve));
+      try {
+        const { port } = listening.address() as { port: number };
+        const res = await fetch(`http://127.0.0.1:${port}/v1/products`);
+        expect(res.status).toBe(404);
+        const body = (await res.json()) as { message: string };
+        expect(body.message).toContain('basePath "/api"');
+        expect(body.message).toContain("/v1/products");
+      } finally {
+        await new Promise((resolve) => listening.close(resolve));
+      }
+    });
 
-  it("hostile paths are not echoed raw", async () => {
-    const res = await call(app, "GET", `/%00${"x".repeat(5000)}`);
-    expect(res.status).toBe(404);
-    expect(res.text.length).toBeLessThan(1000);
-    expect(res.text).not.toContain("\u0000");
-  });
-});
+    it("a 404 inside basePath stays as it was", async () => {
+      const res = await call(app, "GET", "/api/nothing-here");
+      expect(res.status).toBe(404);
+      expect(res.body.message).toBe("No route answers GET /api/nothing-here.");
+    });
 
-describe("an unknown list parameter", () => {
-  it("is named, with every parameter a list takes, cursor included", async () => {
-    const res = await call(app, "GET", "/api/products?filters[status]=active");
-    expect(res.status).toBe(400);
-    expect(res.body.code).toBe("BAD_REQUEST");
-    expect(res.body.message).toContain('"filters[status]"');
-    expect(res.body.message).toContain("filter[status]=active");
-    for (const name of ["page", "limit", "search", "sortBy", "sortOrder", "count", "cursor"])
-      expect(res.body.message).toContain(name);
-    expect(res.body.details).toEqual([{ path: "filters[status]", message: "Not a list parameter." }]);
-  });
-
-  it("a name with control characters or 10 KB is not echoed", async () => {
-    for (const name of ["a%00b", "x".repeat(10_000), "%3Cscript%3E"]) {
-      const res = await call(app, "GET", `/api/products?${name}=1`);
-      expect(res.status).toBe(400);
+    it("hostile paths are not echoed raw", async () => {
+      const res = await call(app, "GET", `/%00${"x".repeat(5000)}`);
+      expect(res.status).toBe(404);
+      expect(res.text.length).toBeLessThan(1000);
       expect(res.text).not.toContain("\u0000");
-      expect(res.text.length).toBeLessThan(2000);
-    }
+    });
   });
-});
 
-describe("a bad limit or page", () => {
-  it("gets the same code on resource lists, the audit log and the upload list", async () => {
-    const admin = { "x-api-key": "admin-key" };
-    for (const query of ["limit=abc", "limit=0", "page=-1", "page=1.5"]) {
-      const codes = await Promise.all(
-        ["/api/products", "/api/audit/logs", "/api/upload/files"].map(async (path) => {
-          const res = await call(app, "GET", `${path}?${query}`, { headers: admin });
-          return `${res.status} ${res.body.code}`;
-        }),
-      );
-      expect(codes, query).toEqual(["400 BAD_REQUEST", "400 BAD_REQUEST", "400 BAD_REQUEST"]);
-    }
+  describe("an unknown list parameter", () => {
+    it("is named, with every parameter a list takes, cursor included", async () => {
+      const res = await call(app, "GET", "/api/products?filters[status]=active");
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe("BAD_REQUEST");
+      expect(res.body.message).toContain('"filters[status]"');
+      expect(res.body.message).toContain("filter[status]=active");
+      for (const name of ["page", "limit", "search", "sortBy", "sortOrder", "count", "cursor"])
+        expect(res.body.message).toContain(name);
+      expect(res.body.details).toEqual([{ path: "filters[status]", message: "Not a list parameter." }]);
+    });
+
+    it("a name with control characters or 10 KB is not echoed", async () => {
+      for (const name of ["a%00b", "x".repeat(10_000), "%3Cscript%3E"]) {
+        const res = await call(app, "GET", `/api/products?${name}=1`);
+        expect(res.status).toBe(400);
+        expect(res.text).not.toContain("\u0000");
+        expect(res.text.length).toBeLessThan(2000);
+      }
+    });
+  });
+
+  describe("a bad limit or page", () => {
+    it("gets the same code on resource lists, the audit log and the upload list", async () => {
+      const admin = { "x-api-key": "admin-key" };
+      for (const query of ["limit=abc", "limit=0", "page=-1", "page=1.5"]) {
+        const codes = await Promise.all(
+          ["/api/products", "/api/audit/logs", "/api/upload/files"].map(async (path) => {
+            const res = await call(app, "GET", `${path}?${query}`, { headers: admin });
+            return `${res.status} ${res.body.code}`;
+          }),
+        );
+        expect(codes, query).toEqual(["400 BAD_REQUEST", "400 BAD_REQUEST", "400 BAD_REQUEST"]);
+      }
+    });
   });
 });
 
