@@ -144,6 +144,17 @@ forEachDialect(
       priorityVisible = true;
     });
 
+    it("an unknown parameter on a stream is named, as on every list (issue 32 §5)", async () => {
+      const res = await fetch(`${server.url}/api/orders/events?filters[priority]=1`, {
+        headers: { accept: "text/event-stream", "x-api-key": "bob" },
+      });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { code: string; message: string };
+      expect(body.code).toBe("BAD_REQUEST");
+      expect(body.message).toContain('"filters[priority]"');
+      expect(body.message).toContain("lastEventId");
+    });
+
     it("§14: relation filters are refused on event streams, as the README says", async () => {
       const stream = await open(`${server.url}/api/orders/events?filter[project.name]=x`, "bob");
       expect(stream.status).toBe(400);
