@@ -2,7 +2,7 @@
 // stopped, so the test can start the real server when it chooses: after the app, say.
 
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./helpers.ts";
@@ -14,6 +14,13 @@ export interface OwnServer {
   url: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * Runs `statement` as the server's administrator through its command-line client, blocking the
+   * event loop meanwhile: what the server does to the app's connections is not read before it ends.
+   */
+  adminSync(statement: string): string;
+  /** Kills the server and every process of it with SIGKILL, as a crash would. */
+  kill(): Promise<void>;
   /** Stops the server if it runs and removes its files. */
   remove(): Promise<void>;
 }
@@ -24,6 +31,15 @@ function ownedDir(user: string): string {
   const dir = mkdtempSync(join(tmpdir(), `crudkit-own-${user}-`));
   chownSync(dir, uidOf(user), uidOf(user));
   return dir;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function uidOf(user: string): number {
@@ -57,6 +73,24 @@ export async function ownPostgres(password: string): Promise<OwnServer> {
     async stop() {
       if (running) asPostgres("pg_ctl", "-D", join(dir, "data"), "-m", "fast", "-w", "stop");
       running = false;
+    },
+    adminSync(statement) {
+      return execFileSync(
+        "runuser",
+        ["-u", "postgres", "--", "psql", "-h", dir, "-p", String(port), "-U", "postgres", "-Atc", statement],
+        { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+      );
+    },
+    async kill() {
+      if (!running) return;
+      running = false;
+      const postmaster = Number(readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
+      // The backends first, so none outlives the postmaster holding the shared memory.
+      try {
+        execFileSync("pkill", ["-KILL", "-P", String(postmaster)], { stdio: "pipe" });
+      } catch {}
+      process.kill(postmaster, "SIGKILL");
+      for (let i = 0; i < 100 && alive(postmaster); i++) await new Promise((r) => setTimeout(r, 20));
     },
     async remove() {
       await server.stop().catch(() => {});
@@ -115,6 +149,20 @@ export async function ownMariadb(password: string): Promise<OwnServer> {
       if (!running || running.exitCode !== null) return;
       const exited = new Promise((resolve) => running.once("exit", resolve));
       running.kill("SIGTERM");
+      await exited;
+    },
+    adminSync(statement) {
+      return execFileSync("mariadb", [`--socket=${socket}`, "-N", "-e", statement], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    },
+    async kill() {
+      const running = child;
+      child = undefined;
+      if (!running || running.exitCode !== null) return;
+      const exited = new Promise((resolve) => running.once("exit", resolve));
+      running.kill("SIGKILL");
       await exited;
     },
     async remove() {

@@ -2,7 +2,9 @@
 // MySQL need it installed (`npm install mysql2`).
 
 import { Kysely, MysqlDialect } from "kysely";
+import { isConnectionError } from "./connection-errors.ts";
 import { driverMissing } from "./driver-missing.ts";
+import { retryingDialect } from "./lost-connection-retry.ts";
 
 export function openMysql(
   url: string,
@@ -11,38 +13,65 @@ export function openMysql(
   statementTimeout = 0,
 ): Kysely<any> {
   return new Kysely<any>({
-    dialect: new MysqlDialect({
-      pool: async () => {
-        const mysql = await import("mysql2").catch((error: unknown) =>
-          driverMissing("mysql2", "mysql", error),
-        );
-        const pool = (mysql.default ?? mysql).createPool({
-          uri: url,
-          connectionLimit: 10,
-          connectTimeout: 5000,
-          // Dates are written and read in UTC, whatever the server's time zone.
-          timezone: "Z",
-          // JSON arrives as text (the record codec parses it), so a JSON string value is not parsed twice.
-          jsonStrings: true,
-          supportBigNumbers: true,
-        });
-        // mysql2 guards a pooled connection with a one-time 'error' listener; a connection that
-        // fails twice while dying must not crash the process.
-        pool.on("connection", (connection) => {
-          connection.on("error", (error) => log("crudkit: a MySQL connection failed", error));
-          // Queued before the connection's first statement. MariaDB counts seconds
-          // (max_statement_time); MySQL counts milliseconds, for SELECT only (max_execution_time).
-          if (statementTimeout > 0)
-            connection.query(`set session max_statement_time = ${statementTimeout / 1000}`, (error) => {
-              if (error)
-                connection.query(
-                  `set session max_execution_time = ${Math.round(statementTimeout)}`,
-                  () => {},
-                );
-            });
-        });
-        return pool as never;
-      },
-    }),
+    dialect: retryingDialect(
+      new MysqlDialect({
+        pool: async () => {
+          const mysql = await import("mysql2").catch((error: unknown) =>
+            driverMissing("mysql2", "mysql", error),
+          );
+          const pool = (mysql.default ?? mysql).createPool({
+            uri: url,
+            connectionLimit: 10,
+            connectTimeout: 5000,
+            // Dates are written and read in UTC, whatever the server's time zone.
+            timezone: "Z",
+            // JSON arrives as text (the record codec parses it), so a JSON string value is not parsed twice.
+            jsonStrings: true,
+            supportBigNumbers: true,
+          });
+          // mysql2 guards a pooled connection with a one-time 'error' listener; a connection that
+          // fails twice while dying must not crash the process.
+          pool.on("connection", (connection) => {
+            connection.on("error", (error) => log("crudkit: a MySQL connection failed", error));
+            destroyWhenLost(connection);
+            // Queued before the connection's first statement. MariaDB counts seconds
+            // (max_statement_time); MySQL counts milliseconds, for SELECT only (max_execution_time).
+            if (statementTimeout > 0)
+              connection.query(`set session max_statement_time = ${statementTimeout / 1000}`, (error) => {
+                if (error)
+                  connection.query(
+                    `set session max_execution_time = ${Math.round(statementTimeout)}`,
+                    () => {},
+                  );
+              });
+          });
+          return pool as never;
+        },
+      }),
+    ),
   });
+}
+
+/** What is used of mysql2's pooled connection here. */
+interface PooledConnection {
+  query(...args: unknown[]): unknown;
+  destroy(): void;
+}
+
+/**
+ * A connection whose statement failed because the connection itself did is destroyed at once, so
+ * the pool never hands it to another request ("Can't add new command when connection is in
+ * closed state"). Kysely gives a connection back with `release()`, which cannot say it broke.
+ */
+function destroyWhenLost(connection: PooledConnection): void {
+  const query = connection.query;
+  connection.query = function (this: PooledConnection, ...args: unknown[]) {
+    const callback = args.at(-1);
+    if (typeof callback === "function")
+      args[args.length - 1] = (error: unknown, ...rest: unknown[]) => {
+        if (error && isConnectionError(error)) connection.destroy();
+        callback(error, ...rest);
+      };
+    return query.apply(this, args);
+  };
 }

@@ -3,7 +3,9 @@
 
 import { Kysely, PostgresDialect, type QueryResult } from "kysely";
 import type { Client as PgClient, Pool as PgPool, QueryResult as PgResult } from "pg";
+import { isConnectionError } from "./connection-errors.ts";
 import { driverMissing } from "./driver-missing.ts";
+import { MAX_ATTEMPTS, mayRunAgain, retryingDialect } from "./lost-connection-retry.ts";
 import { isoFromTimestamptz } from "./postgres-timestamps.ts";
 
 /** JSON and JSONB arrive as text (the record codec parses them): a JSON string value stays a string. */
@@ -21,41 +23,43 @@ export function openPostgres(
   statementTimeout = 0,
 ): Kysely<any> {
   const kysely: Kysely<any> = new Kysely<any>({
-    dialect: new PostgresDialect({
-      pool: async () => {
-        const pg = await import("pg").catch((error: unknown) => driverMissing("pg", "postgres", error));
-        const { Pool, Client, types } = pg.default ?? pg;
-        const pool = new Pool({
-          Client: callbackQueries(Client),
-          connectionString: url,
-          max: 10,
-          // Fail fast when the server is gone, so requests get a 503 instead of hanging.
-          connectionTimeoutMillis: 5000,
-          ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
-          types: {
-            getTypeParser: ((oid: number, format?: "text" | "binary") => {
-              if (RAW_TEXT_TYPES.has(oid)) return (value: string) => value;
-              const parse = types.getTypeParser(oid, format);
-              // timestamptz reads as the ISO text records carry, as SQLite stores dates.
-              if (oid === TIMESTAMPTZ && format !== "binary")
-                return (value: string) => isoFromTimestamptz(value) ?? isoFromDate(parse(value));
-              return parse;
-            }) as typeof types.getTypeParser,
-          },
-        });
-        // A connection losing its server must not crash the process. The pool guards idle clients
-        // only; a client in use reports through its own 'error' event, and its query fails (503).
-        pool.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error));
-        pool.on("connect", (client) =>
-          client.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error)),
-        );
-        direct.set(kysely.getExecutor(), {
-          pool,
-          run: (sql, parameters) => runOnPool(pool, sql, parameters),
-        });
-        return pool;
-      },
-    }),
+    dialect: retryingDialect(
+      new PostgresDialect({
+        pool: async () => {
+          const pg = await import("pg").catch((error: unknown) => driverMissing("pg", "postgres", error));
+          const { Pool, Client, types } = pg.default ?? pg;
+          const pool = new Pool({
+            Client: callbackQueries(Client),
+            connectionString: url,
+            max: 10,
+            // Fail fast when the server is gone, so requests get a 503 instead of hanging.
+            connectionTimeoutMillis: 5000,
+            ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
+            types: {
+              getTypeParser: ((oid: number, format?: "text" | "binary") => {
+                if (RAW_TEXT_TYPES.has(oid)) return (value: string) => value;
+                const parse = types.getTypeParser(oid, format);
+                // timestamptz reads as the ISO text records carry, as SQLite stores dates.
+                if (oid === TIMESTAMPTZ && format !== "binary")
+                  return (value: string) => isoFromTimestamptz(value) ?? isoFromDate(parse(value));
+                return parse;
+              }) as typeof types.getTypeParser,
+            },
+          });
+          // A connection losing its server must not crash the process. The pool guards idle clients
+          // only; a client in use reports through its own 'error' event, and its query fails (503).
+          pool.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error));
+          pool.on("connect", (client) =>
+            client.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error)),
+          );
+          direct.set(kysely.getExecutor(), {
+            pool,
+            run: (sql, parameters) => runOnPool(pool, sql, parameters),
+          });
+          return pool;
+        },
+      }),
+    ),
   });
   return kysely;
 }
@@ -84,15 +88,26 @@ export function directPostgres(db: Kysely<any>): DirectPostgres | undefined {
 
 const WRITES = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
 
-/** What Kysely's executor would answer: the rows, and for a write how many it changed. */
-function runOnPool<Row>(pool: PgPool, text: string, parameters: unknown[]): Promise<QueryResult<Row>> {
+/**
+ * What Kysely's executor would answer: the rows, and for a write how many it changed. A
+ * connection found dead is dropped, and the statement runs once more on a fresh one when that is
+ * harmless (see `lost-connection-retry.ts`).
+ */
+function runOnPool<Row>(
+  pool: PgPool,
+  text: string,
+  parameters: unknown[],
+  attempt = 1,
+): Promise<QueryResult<Row>> {
   return new Promise((resolve, reject) => {
     pool.connect((error, client, release) => {
       if (error || !client) return reject(error);
       const done = (error: Error | null, result?: PgResult) => {
-        // Given back without the error, as Kysely does: a failed statement leaves the connection
-        // usable, and the pool drops one that broke (no longer queryable) by itself.
-        release();
+        // A failed statement leaves the connection usable, unless the connection itself failed:
+        // then it is destroyed, never handed to another request.
+        release(error && isConnectionError(error) ? error : undefined);
+        if (error && attempt < MAX_ATTEMPTS && mayRunAgain(error, text))
+          return resolve(runOnPool<Row>(pool, text, parameters, attempt + 1));
         if (error || !result) return reject(error ?? new Error("PostgreSQL returned no result."));
         resolve({
           rows: (result.rows ?? []) as Row[],
@@ -121,7 +136,9 @@ function runOnPool<Row>(pool: PgPool, text: string, parameters: unknown[]): Prom
  */
 function callbackQueries(Client: typeof PgClient): typeof PgClient {
   // pg types `query` as a set of overloads; this override keeps every one, so it is typed loosely.
-  const Base = Client as unknown as new (config?: unknown) => { query(...args: unknown[]): unknown };
+  const Base = Client as unknown as new (
+    config?: unknown,
+  ) => { query(...args: unknown[]): unknown; end(): Promise<void> };
   class CallbackQueries extends Base {
     override query(config?: unknown, values?: unknown, callback?: unknown): unknown {
       if (
@@ -131,9 +148,13 @@ function callbackQueries(Client: typeof PgClient): typeof PgClient {
       )
         return super.query(config, values, callback);
       return new Promise((resolve, reject) =>
-        super.query(config, values, (error: Error | null, result: unknown) =>
-          error ? reject(error) : resolve(result),
-        ),
+        super.query(config, values, (error: Error | null, result: unknown) => {
+          if (!error) return resolve(result);
+          // A connection that failed is closed at once: pg's pool then drops it when it is given
+          // back, instead of handing it to the next request before the socket's end is read.
+          if (isConnectionError(error)) this.end().catch(() => {});
+          reject(error);
+        }),
       );
     }
   }
