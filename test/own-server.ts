@@ -19,6 +19,8 @@ export interface OwnServer {
    * event loop meanwhile: what the server does to the app's connections is not read before it ends.
    */
   adminSync(statement: string): string;
+  /** PostgreSQL: the shell command that starts a smart shutdown and returns at once. */
+  smartStop?: () => string;
   /** Kills the server and every process of it with SIGKILL, as a crash would. */
   kill(): Promise<void>;
   /** Stops the server if it runs and removes its files. */
@@ -74,6 +76,7 @@ export async function ownPostgres(password: string): Promise<OwnServer> {
       if (running) asPostgres("pg_ctl", "-D", join(dir, "data"), "-m", "fast", "-w", "stop");
       running = false;
     },
+    smartStop: () => `${PG_BIN}/pg_ctl -D ${join(dir, "data")} -m smart -W stop`,
     adminSync(statement) {
       return execFileSync(
         "runuser",
