@@ -99,7 +99,9 @@ on(postgres.missing)("through the app", () => {
 });
 
 /** The error `attempt` rejects with. */
-async function rejection(attempt: Promise<unknown>): Promise<{ code?: unknown; errno?: unknown; message: string }> {
+async function rejection(
+  attempt: Promise<unknown>,
+): Promise<{ code?: unknown; errno?: unknown; message: string }> {
   const error = await attempt.then(
     () => undefined,
     (e: unknown) => e,

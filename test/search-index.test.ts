@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { dialectProfile } from "../src/db/dialect.ts";
 import { applyPlan } from "../src/db/migrations/apply.ts";
+import { withMigrationLock } from "../src/db/migrations/lock.ts";
 import { planMigration } from "../src/db/migrations/plan.ts";
 import { resourceTable } from "../src/resource/resource-table.ts";
 import { appPerDialect, type DialectName, forEachDialect } from "./dialects.ts";
@@ -249,8 +250,10 @@ forEachDialect((dialect) => {
       expect((await planMigration(db, [resourceTable(searched)])).steps).toEqual([]);
 
       // Dropping a column rebuilds a SQLite table (rowids renumbered): the index is rebuilt with it.
-      const plan = await planMigration(db, [resourceTable(rebuilt)]);
-      await applyPlan(db, plan, plan.steps);
+      await withMigrationLock(db, async (locked) => {
+        const plan = await planMigration(locked, [resourceTable(rebuilt)]);
+        await applyPlan(locked, plan, plan.steps);
+      });
       await after.close();
       const third = crudkit({ database, autoMigrate: true, resources: [rebuilt] });
       await third.ready;

@@ -12,6 +12,7 @@ import {
   renderMigrationFile,
   slugOf,
 } from "../db/migrations/files.ts";
+import { withMigrationLock } from "../db/migrations/lock.ts";
 import { type MigrationPlan, planMigration } from "../db/migrations/plan.ts";
 import { migrationName, readApplied } from "../db/migrations/record.ts";
 import { CliError, type LoadedApp, loadConfig } from "./load-config.ts";
@@ -77,33 +78,37 @@ export async function migrate(options: MigrateOptions, print: Print): Promise<vo
   const files = options.push ? [] : readMigrationFiles(resolve(options.dir ?? "migrations"));
   if (files.length > 0) return applyFiles(files, options, print);
   await withApp(options.config, async ({ internals }) => {
-    const plan = await plan_(internals);
-    if (plan.steps.length === 0) {
-      print("nothing to migrate: the database matches the schema");
-      return;
-    }
-    for (const step of plan.steps) {
-      print(`-- ${step.destructive ? "destructive: " : ""}${step.description}`);
-      for (const statement of step.statements) print(`${statement};`);
-    }
-    const destructive = plan.steps.filter((s) => s.destructive);
-    if (destructive.length > 0 && !options.allowDestructive) {
-      throw new CliError(
-        `Refused: ${destructive.length} destructive change(s) would lose data: ${destructive.map((s) => s.description).join("; ")}. ` +
-          "Nothing was applied. Run again with --allow-destructive to apply them.",
-        2,
+    // Planned and applied under the migration lock: a second run waits, then finds nothing to do.
+    const applied = await withMigrationLock(internals.database, async (locked) => {
+      const plan = await planMigration(locked, internals.tables);
+      if (plan.steps.length === 0) {
+        print("nothing to migrate: the database matches the schema");
+        return false;
+      }
+      for (const step of plan.steps) {
+        print(`-- ${step.destructive ? "destructive: " : ""}${step.description}`);
+        for (const statement of step.statements) print(`${statement};`);
+      }
+      const destructive = plan.steps.filter((s) => s.destructive);
+      if (destructive.length > 0 && !options.allowDestructive) {
+        throw new CliError(
+          `Refused: ${destructive.length} destructive change(s) would lose data: ${destructive.map((s) => s.description).join("; ")}. ` +
+            "Nothing was applied. Run again with --allow-destructive to apply them.",
+          2,
+        );
+      }
+      if (options.dryRun) {
+        print("dry run: nothing was applied");
+        return false;
+      }
+      const name = migrationName();
+      await applyPlan(locked, plan, plan.steps, name);
+      print(
+        `applied migration ${name}: ${plan.steps.length} step(s), ${plan.steps.flatMap((s) => s.statements).length} statement(s)`,
       );
-    }
-    if (options.dryRun) {
-      print("dry run: nothing was applied");
-      return;
-    }
-    const name = migrationName();
-    await applyPlan(internals.database, plan, plan.steps, name);
-    print(
-      `applied migration ${name}: ${plan.steps.length} step(s), ${plan.steps.flatMap((s) => s.statements).length} statement(s)`,
-    );
-    await reportDrift(internals, true, print);
+      return true;
+    });
+    if (applied) await reportDrift(internals, true, print);
   });
 }
 
@@ -146,26 +151,30 @@ export function parseDuration(text: string): number {
  */
 async function applyFiles(files: MigrationFile[], options: MigrateOptions, print: Print): Promise<void> {
   await withApp(options.config, async ({ internals }) => {
-    const applied = await readApplied(internals.database);
-    refuseChanged(files, applied);
-    const pending = files.filter((f) => !applied.has(f.name));
-    for (const file of pending) {
-      print(`-- ${file.name}`);
-      for (const statement of file.statements) print(`${statement};`);
-    }
-    if (options.dryRun) {
-      print(`dry run: nothing was applied (${pending.length} pending migration file(s))`);
-      return;
-    }
-    for (const file of pending) {
-      await applyMigration(internals.database, {
-        name: file.name,
-        statements: file.statements,
-        tables: file.tables ?? internals.tables.map((t) => t.name),
-      });
-      print(`applied ${file.name}: ${file.statements.length} statement(s)`);
-    }
-    if (pending.length === 0) print("no pending migration files");
+    // Read and applied under the migration lock: a second run waits, then finds them applied.
+    await withMigrationLock(internals.database, async (locked) => {
+      const applied = await readApplied(locked);
+      refuseChanged(files, applied);
+      const pending = files.filter((f) => !applied.has(f.name));
+      for (const file of pending) {
+        print(`-- ${file.name}`);
+        for (const statement of file.statements) print(`${statement};`);
+      }
+      if (options.dryRun) {
+        print(`dry run: nothing was applied (${pending.length} pending migration file(s))`);
+        return;
+      }
+      for (const file of pending) {
+        await applyMigration(locked, {
+          name: file.name,
+          statements: file.statements,
+          tables: file.tables ?? internals.tables.map((t) => t.name),
+        });
+        print(`applied ${file.name}: ${file.statements.length} statement(s)`);
+      }
+      if (pending.length === 0) print("no pending migration files");
+    });
+    if (options.dryRun) return;
     // Never "done" while the database still differs: applied files may have left changes out.
     await reportDrift(internals, true, print);
   });

@@ -4,6 +4,7 @@
 
 import type { Database } from "./database.ts";
 import { applyPlan } from "./migrations/apply.ts";
+import { withMigrationLock } from "./migrations/lock.ts";
 import { planMigration } from "./migrations/plan.ts";
 import type { TableDefinition } from "./table-definition.ts";
 
@@ -12,10 +13,16 @@ export async function autoMigrate(
   tables: readonly TableDefinition[],
   log: (message: string) => void,
 ): Promise<void> {
-  const plan = await planMigration(db, tables);
-  const safe = plan.steps.filter((s) => !s.destructive);
-  const refused = plan.steps.filter((s) => s.destructive);
-  await applyPlan(db, plan, safe);
+  // Planned under the lock: an instance that waited plans from what the first one applied.
+  const refused = await withMigrationLock(db, async (locked) => {
+    const plan = await planMigration(locked, tables);
+    await applyPlan(
+      locked,
+      plan,
+      plan.steps.filter((s) => !s.destructive),
+    );
+    return plan.steps.filter((s) => s.destructive);
+  });
   if (refused.length > 0) {
     log(
       `crudkit: autoMigrate left destructive changes unapplied: ${refused.map((s) => s.description).join("; ")}. ` +

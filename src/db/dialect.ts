@@ -118,6 +118,14 @@ export interface DialectProfile {
   readonly foreignKeyPause:
     | { off: RawBuilder<unknown>; on: RawBuilder<unknown>; check: RawBuilder<Record<string, unknown>> }
     | undefined;
+  /**
+   * How migrations keep each other out (two `crudkit migrate` runs, instances starting with
+   * `autoMigrate`): a lock held by one session while it plans and applies (`lock` answers `ok` 1
+   * once taken), or one write transaction taken at once (SQLite's `BEGIN IMMEDIATE`).
+   */
+  readonly migrationLock:
+    | { kind: "session"; lock: RawBuilder<{ ok: unknown }>; unlock: RawBuilder<unknown> }
+    | { kind: "immediate transaction"; begin: RawBuilder<unknown> };
 }
 
 export interface LiveForeignKeyRow {

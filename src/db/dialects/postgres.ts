@@ -13,6 +13,9 @@ const TYPES = {
   json: "jsonb",
 } as const;
 
+/** The advisory lock migrations hold on PostgreSQL. */
+const MIGRATION_LOCK_KEY = sql.raw("7236823510451917397");
+
 export const postgresProfile: DialectProfile = {
   name: "postgres",
   returning: true,
@@ -64,4 +67,10 @@ export const postgresProfile: DialectProfile = {
   foreignKeyChanges: "alter table",
   dropForeignKeyClause: "constraint",
   foreignKeyPause: undefined,
+  // One key for every crudkit app on the database, fixed.
+  migrationLock: {
+    kind: "session",
+    lock: sql<{ ok: unknown }>`select 1 as ok from (select pg_advisory_lock(${MIGRATION_LOCK_KEY})) as taken`,
+    unlock: sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`,
+  },
 };

@@ -53,4 +53,5 @@ export const sqliteProfile: DialectProfile = {
     on: sql`pragma foreign_keys = on`,
     check: sql`pragma foreign_key_check`,
   },
+  migrationLock: { kind: "immediate transaction", begin: sql`begin immediate` },
 };
