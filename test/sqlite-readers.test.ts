@@ -7,6 +7,7 @@ import { serve } from "crudkit-api/node";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { internalsOf } from "../src/core/internals.ts";
 import { tempDatabaseUrl } from "./helpers.ts";
 
 const ROWS = 300_000;
@@ -124,5 +125,37 @@ describe("SQLite reader threads", () => {
     await app.api.createRow({ body: { id: "a", label: "x", n: 1 } });
     expect((await app.api.listRows()).pagination.total).toBe(1);
     await app.close();
+  });
+
+  it("a reader thread that dies mid-query: its list answers 503, a new thread takes the next one", async () => {
+    const app = crudkit({ database: { provider: "sqlite", url, readers: 1 }, resources: [row] });
+    try {
+      await app.ready;
+      await app.api.listRows({ query: { limit: 1, count: "none" } });
+      const readers = internalsOf(app)!.database.readers!;
+      // A scan long enough to be running when the thread is ended under it.
+      const slow = app.api
+        .listRows({ query: { search: "99", limit: 5, count: "exact", sortBy: "label" } })
+        .then(
+          () => "answered",
+          (error: { status?: number; code?: string }) => `${error.status} ${error.code}`,
+        );
+      for (let i = 0; i < 100 && readers.threads().length === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      const [thread] = readers.threads();
+      expect(thread).toBeDefined();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await thread!.terminate();
+      expect(await slow).toBe("503 SERVICE_UNAVAILABLE");
+      // The next list runs on a thread of its own, and answers.
+      const page = await app.api.listRows({
+        query: { search: "99", limit: 5, count: "exact", sortBy: "label" },
+      });
+      expect(page.pagination.total).toBe(NINETY_NINES);
+      expect(readers.threads()).toHaveLength(1);
+      expect(readers.threads()[0]).not.toBe(thread);
+    } finally {
+      await app.close();
+    }
   });
 });

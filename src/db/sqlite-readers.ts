@@ -51,9 +51,11 @@ class Reader {
   readonly worker: Worker;
   readonly pending = new Map<number, Pending>();
   readonly kysely: Kysely<any>;
+  /** Set once the thread has ended: by `close()`, or by a crash the pool replaces it after. */
+  ended: APIError | undefined;
   private next = 0;
 
-  constructor(path: string, driver: string) {
+  constructor(path: string, driver: string, closing: () => boolean) {
     this.worker = new Worker(READER_SOURCE, { eval: true, workerData: { path, driver } });
     // A reader never keeps the process alive by itself; closing the app ends it.
     this.worker.unref();
@@ -63,19 +65,23 @@ class Reader {
       if (error) pending?.reject(Object.assign(new Error(error.message), { code: error.code }));
       else pending?.resolve(rows);
     });
-    const fail = (error: Error) => {
-      for (const pending of this.pending.values()) pending.reject(error);
+    // A thread that ends answers its lists in flight with a 503 (they may be retried), and takes no
+    // more: a message posted to an ended thread is dropped without an error, so its query would
+    // never settle. The pool starts another thread in its place.
+    const end = () => {
+      this.ended ??= closing()
+        ? new APIError("SERVICE_UNAVAILABLE", "The service is shutting down; try again shortly.")
+        : new APIError("SERVICE_UNAVAILABLE", "A database reader stopped; try again shortly.");
+      for (const pending of this.pending.values()) pending.reject(this.ended);
       this.pending.clear();
     };
-    this.worker.on("error", fail);
-    // Only app.close() stops a reader: a list still running then gets the shutdown's 503.
-    this.worker.on("exit", () =>
-      fail(new APIError("SERVICE_UNAVAILABLE", "The service is shutting down; try again shortly.")),
-    );
+    this.worker.on("error", end);
+    this.worker.on("exit", end);
     this.kysely = new Kysely<any>({ dialect: readerDialect(this) });
   }
 
   run(sql: string, parameters: readonly unknown[]): Promise<Record<string, unknown>[]> {
+    if (this.ended) return Promise.reject(this.ended);
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -92,6 +98,8 @@ interface ReaderError {
 export interface SqliteReaders {
   /** A Kysely instance whose queries run on the least busy reader thread (started on first use). */
   pick(): Kysely<any>;
+  /** The threads running now, for diagnostics and tests. */
+  threads(): readonly Worker[];
   close(): Promise<void>;
 }
 
@@ -99,12 +107,15 @@ export interface SqliteReaders {
 export function createSqliteReaders(path: string, count: number): SqliteReaders {
   const driver = createRequire(import.meta.url).resolve("better-sqlite3");
   const readers: Reader[] = [];
+  let closing = false;
   return {
     pick() {
+      // A thread that ended is dropped here; a new one starts below when it is needed.
+      for (let i = readers.length - 1; i >= 0; i--) if (readers[i]!.ended) readers.splice(i, 1);
       if (readers.length < count) {
         const idle = readers.find((r) => r.pending.size === 0);
         if (idle) return idle.kysely;
-        const reader = new Reader(path, driver);
+        const reader = new Reader(path, driver, () => closing);
         readers.push(reader);
         return reader.kysely;
       }
@@ -112,7 +123,9 @@ export function createSqliteReaders(path: string, count: number): SqliteReaders 
       for (const reader of readers) if (reader.pending.size < best.pending.size) best = reader;
       return best.kysely;
     },
+    threads: () => readers.filter((r) => !r.ended).map((r) => r.worker),
     async close() {
+      closing = true;
       await Promise.all(readers.splice(0).map((r) => r.worker.terminate()));
     },
   };
