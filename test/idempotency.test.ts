@@ -10,6 +10,7 @@ import { type IdempotencyStore, idempotency, redisIdempotencyStore, upload } fro
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { databaseStore, idempotencyKeysTable } from "../src/plugins/idempotency/store.ts";
 import { forEachDialect, servedPerDialect } from "./dialects.ts";
 import { call } from "./helpers.ts";
 
@@ -238,6 +239,80 @@ forEachDialect((dialect) => {
         expect(later.status).toBe(201);
         expect(later.body.id).not.toBe(first.body.id);
         expect(later.headers.get("idempotent-replayed")).toBeNull();
+      });
+    });
+
+    describe(`${kind} store, a stale claim`, () => {
+      // The first request hangs in a hook; its claim goes stale after 0.2 s. Two retries then find
+      // it stale at once. The store is the real one, with the second release held back a little, so
+      // it lands after the first retry has claimed the key afresh: the release that used to delete
+      // that fresh claim (and let both retries run) must now leave it alone.
+      let hang: (() => void) | undefined;
+      let releases = 0;
+      const held = createResource({
+        name: "order",
+        schema: withId({ item: z.string().max(100), quantity: z.number().int().positive() }),
+        access: { create: true, read: true, list: true },
+        hooks: {
+          beforeCreate: async ({ data }) => {
+            if (data.item === "hung") await new Promise<void>((resolve) => (hang = resolve));
+          },
+        },
+      });
+      const slowed = (inner: IdempotencyStore): IdempotencyStore => ({
+        ...inner,
+        claim: (key, ttl) => inner.claim(key, ttl),
+        get: (key) => inner.get(key),
+        answer: (...args) => inner.answer(...args),
+        async release(key, token) {
+          if (++releases === 2) await new Promise((resolve) => setTimeout(resolve, 150));
+          return inner.release(key, token);
+        },
+      });
+      const served = servedPerDialect(dialect, (database) => {
+        let store: IdempotencyStore | undefined;
+        const app = crudkit({
+          database,
+          autoMigrate: true,
+          resources: [held],
+          plugins: [
+            idempotency({
+              staleAfter: 0.2,
+              store: slowed({
+                kind: "lazy",
+                claim: (...a) => store!.claim(...a),
+                get: (...a) => store!.get(...a),
+                answer: (...a) => store!.answer(...a),
+                release: (...a) => store!.release(...a),
+              }),
+            }),
+            // The database store's table, which idempotency() creates only for its own store.
+            { id: "idempotency-keys-table", tables: kind === "database" ? [idempotencyKeysTable] : [] },
+          ],
+        });
+        store = storeOf(kind) ?? databaseStore(() => app.db);
+        return app;
+      });
+
+      it("two concurrent retries after a stale claim: one runs, the other replays its answer", async () => {
+        const key = randomUUID();
+        const send = (item: string) =>
+          call(served.app, "POST", "/api/order", {
+            body: { item, quantity: 1 },
+            headers: { "idempotency-key": key },
+          });
+        const first = send("hung");
+        while (!hang) await new Promise((resolve) => setTimeout(resolve, 10));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const [one, two] = await Promise.all([send("retried"), send("retried")]);
+        expect([one.status, two.status].sort()).toEqual([201, 201]);
+        expect(one.body.id).toBe(two.body.id);
+        const replayed = [one, two].filter((r) => r.headers.get("idempotent-replayed") === "true");
+        expect(replayed).toHaveLength(1);
+        const stored = await call(served.app, "GET", "/api/orders?filter[item]=retried&limit=10");
+        expect(stored.body.pagination.total).toBe(1);
+        hang!();
+        expect((await first).status).toBe(201);
       });
     });
   }

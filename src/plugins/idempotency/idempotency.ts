@@ -65,19 +65,21 @@ export function idempotency(options: IdempotencyOptions = {}) {
     if (!endpoint.idempotent) return undefined;
     const status = endpoint.status ?? 200;
 
-    async function first(key: string, ctx: EndpointContext): Promise<unknown> {
+    async function first(key: string, token: string, ctx: EndpointContext): Promise<unknown> {
       const watched = observed(ctx, app);
       let result: unknown;
       try {
         result = await handler(watched.ctx);
       } catch (error) {
-        await store.release(key).catch((e) => app.log("crudkit: could not release an idempotency key", e));
+        await store
+          .release(key, token)
+          .catch((e) => app.log("crudkit: could not release an idempotency key", e));
         throw error;
       }
       const fingerprint = await watched.fingerprint();
       const answer = fingerprint === undefined ? undefined : await answerOf(result, status);
       // An answer that cannot be kept leaves the key free: a retry runs again rather than failing.
-      const kept = answer ? store.answer(key, fingerprint!, answer, ttlMs) : store.release(key);
+      const kept = answer ? store.answer(key, token, fingerprint!, answer, ttlMs) : store.release(key, token);
       await kept.catch((e) => app.log("crudkit: could not keep an idempotency key's answer", e));
       return result;
     }
@@ -97,7 +99,8 @@ export function idempotency(options: IdempotencyOptions = {}) {
         .update(`${scope}\0${endpoint.method} ${endpoint.path}\0${given}`)
         .digest("base64url");
       for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-        if (await store.claim(key, ttlMs)) return first(key, ctx);
+        const token = await store.claim(key, ttlMs);
+        if (token !== undefined) return first(key, token, ctx);
         const entry = await answered(store, key, waitMs, staleMs);
         if (entry === "busy")
           throw new APIError(
@@ -156,7 +159,8 @@ async function answered(
     if (!entry) return undefined;
     if (entry.answer) return { fingerprint: entry.fingerprint, answer: entry.answer };
     if (Date.now() - entry.at > staleMs) {
-      await store.release(key);
+      // Only the stale claim: if another retry took the key over meanwhile, its claim stays.
+      await store.release(key, entry.token);
       return undefined;
     }
     if (Date.now() >= deadline) return "busy";

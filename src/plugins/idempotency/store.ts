@@ -1,5 +1,6 @@
 // Where idempotency keys are kept: the contract, and the store in the app's own database.
 
+import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { isUniqueViolation } from "../../db/database.ts";
 import type { TableDefinition } from "../../db/table-definition.ts";
@@ -15,6 +16,8 @@ export interface StoredAnswer {
 
 /** A key as stored: claimed by a request still running (no answer yet), or answered. */
 export interface KeyEntry {
+  /** Which claim this is: a claim is answered or released only by the request that holds it. */
+  token: string;
   /** What the first request was: method, path and body, hashed. Empty while it runs. */
   fingerprint: string;
   answer: StoredAnswer | undefined;
@@ -24,14 +27,24 @@ export interface KeyEntry {
 
 export interface IdempotencyStore {
   readonly kind: string;
-  /** Claims `key` for a request about to run: true, or false when someone holds it already. */
-  claim(key: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Claims `key` for a request about to run: the claim's token, or undefined when someone holds
+   * it already.
+   */
+  claim(key: string, ttlMs: number): Promise<string | undefined>;
   /** The entry of `key`, if any and not expired. */
   get(key: string): Promise<KeyEntry | undefined>;
-  /** The claimed request finished: keep its answer until the ttl runs out. */
-  answer(key: string, fingerprint: string, answer: StoredAnswer, ttlMs: number): Promise<void>;
-  /** The claimed request failed, or the claim went stale: the key is free again. */
-  release(key: string): Promise<void>;
+  /**
+   * The claimed request finished: keep its answer until the ttl runs out, if `token` still holds
+   * the key (a claim that went stale and was taken over keeps the new holder's).
+   */
+  answer(key: string, token: string, fingerprint: string, answer: StoredAnswer, ttlMs: number): Promise<void>;
+  /**
+   * The claimed request failed, or its claim went stale: the key is free again, if `token` still
+   * holds it. Never unconditional: two retries that both found a stale claim would otherwise
+   * delete each other's fresh one, and both run.
+   */
+  release(key: string, token: string): Promise<void>;
   /** Readiness, for `GET /health`. */
   ping?(): Promise<unknown>;
 }
@@ -43,6 +56,7 @@ export const idempotencyKeysTable: TableDefinition = {
   columns: {
     // sha256 of the caller's scope and the key: fixed length, whatever the key.
     key: { type: "text", primaryKey: true, notNull: true },
+    token: { type: "text" },
     fingerprint: { type: "text" },
     status: { type: "integer" },
     body: { type: "text" },
@@ -69,12 +83,13 @@ export function databaseStore(db: () => Kysely<any>): IdempotencyStore {
     async claim(key, ttlMs) {
       const now = Date.now();
       await sweep(now);
+      const token = randomUUID();
       try {
         await db()
           .insertInto(IDEMPOTENCY_KEYS)
-          .values({ key, at: now, expires_at: now + ttlMs })
+          .values({ key, token, at: now, expires_at: now + ttlMs })
           .execute();
-        return true;
+        return token;
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
@@ -84,7 +99,7 @@ export function databaseStore(db: () => Kysely<any>): IdempotencyStore {
         .where("key", "=", key)
         .where("expires_at", "<", now)
         .executeTakeFirst();
-      return removed.numDeletedRows > 0n ? this.claim(key, ttlMs) : false;
+      return removed.numDeletedRows > 0n ? this.claim(key, ttlMs) : undefined;
     },
     async get(key) {
       const row = await db()
@@ -96,6 +111,7 @@ export function databaseStore(db: () => Kysely<any>): IdempotencyStore {
       if (!row) return undefined;
       const status = row.status == null ? undefined : Number(row.status);
       return {
+        token: row.token ?? "",
         fingerprint: row.fingerprint ?? "",
         at: Number(row.at),
         answer:
@@ -104,7 +120,7 @@ export function databaseStore(db: () => Kysely<any>): IdempotencyStore {
             : { status, body: row.body, ...(row.etag ? { etag: row.etag as string } : {}) },
       };
     },
-    async answer(key, fingerprint, answer, ttlMs) {
+    async answer(key, token, fingerprint, answer, ttlMs) {
       const now = Date.now();
       await db()
         .updateTable(IDEMPOTENCY_KEYS)
@@ -117,10 +133,11 @@ export function databaseStore(db: () => Kysely<any>): IdempotencyStore {
           expires_at: now + ttlMs,
         })
         .where("key", "=", key)
+        .where("token", "=", token)
         .execute();
     },
-    async release(key) {
-      await db().deleteFrom(IDEMPOTENCY_KEYS).where("key", "=", key).execute();
+    async release(key, token) {
+      await db().deleteFrom(IDEMPOTENCY_KEYS).where("key", "=", key).where("token", "=", token).execute();
     },
   };
 }
