@@ -5,6 +5,7 @@
 
 import { APIError } from "../core/errors.ts";
 import { textProblem } from "../core/input-checks.ts";
+import { dateFromIso } from "../core/iso-date.ts";
 
 /** A field a filter may name, as the store sees it. */
 export interface FilterField {
@@ -124,7 +125,6 @@ const OPERATORS_BY_KIND: Record<FilterField["kind"], ReadonlySet<Operator>> = {
 };
 
 const ALL_OPERATORS = new Set<string>(OPERATORS_BY_KIND.string);
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /**
  * Checks `input` against the fields it may name and returns its normal form, or undefined for an
@@ -233,11 +233,7 @@ export function parseWhere(
         return toBoolean(value, path, options.fromText === true);
       case "date": {
         const date =
-          value instanceof Date
-            ? value
-            : typeof value === "string" && ISO_DATE.test(value)
-              ? new Date(value)
-              : undefined;
+          value instanceof Date ? value : typeof value === "string" ? dateFromIso(value) : undefined;
         if (!date || Number.isNaN(date.getTime())) throw bad(path, "must be an ISO 8601 date");
         return date;
       }

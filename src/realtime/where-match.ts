@@ -3,6 +3,7 @@
 // condition passes, as a WHERE clause would decide for the same row. Event streams use it to check
 // every event against each subscriber's row rule and filter without asking the database.
 
+import { isoTime } from "../core/iso-date.ts";
 import type { DialectProfile } from "../db/dialect.ts";
 import type { Condition, FieldCondition, FilterField } from "../query/where.ts";
 
@@ -123,7 +124,7 @@ function compare(c: FieldCondition, raw: unknown, { fields, fold }: Scope): Trut
 function normal(value: unknown, kind: FilterField["kind"]): unknown {
   switch (kind) {
     case "date":
-      return value instanceof Date ? value.getTime() : Date.parse(String(value));
+      return value instanceof Date ? value.getTime() : isoTime(String(value));
     case "boolean":
       return value === true || value === 1 || value === "1" || value === "true";
     case "integer":

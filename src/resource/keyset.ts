@@ -8,6 +8,7 @@
 
 import { type Expression, type SqlBool, sql } from "kysely";
 import { APIError } from "../core/errors.ts";
+import { isoTime } from "../core/iso-date.ts";
 import { dateFromColumn, dateToColumn } from "../db/column-values.ts";
 import type { DialectProfile } from "../db/dialect.ts";
 import { slot } from "../db/query-template.ts";
@@ -97,7 +98,7 @@ function columnValue(
       if (typeof value !== "boolean") throw bad("it is malformed");
       return profile.booleansAsIntegers ? (value ? 1 : 0) : value;
     case "date": {
-      const time = typeof value === "string" && value.length <= 40 ? Date.parse(value) : Number.NaN;
+      const time = typeof value === "string" && value.length <= 40 ? isoTime(value) : Number.NaN;
       if (Number.isNaN(time)) throw bad("it is malformed");
       return dateToColumn(new Date(time), profile);
     }

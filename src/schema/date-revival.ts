@@ -3,6 +3,7 @@
 // that turns such strings into Dates before validation; fields without dates get none.
 
 import type { z } from "zod";
+import { dateFromIso } from "../core/iso-date.ts";
 
 type Revive = (value: unknown) => unknown;
 
@@ -18,15 +19,12 @@ type Def = {
   options?: z.ZodType[];
 };
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
-
 const def = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 /** A date string becomes a Date; anything else (a malformed date included) is left for the schema to refuse. */
 const reviveDate: Revive = (value) => {
-  if (typeof value !== "string" || !ISO_DATE.test(value)) return value;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? value : date;
+  if (typeof value !== "string") return value;
+  return dateFromIso(value) ?? value;
 };
 
 /** The reviver for a schema, or undefined when no date can occur in it. */

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "../../core/define-endpoint.ts";
 import type { User } from "../../core/identity.ts";
+import { dateFromIso } from "../../core/iso-date.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { admitPluginRows, type PluginRowRule } from "../../core/plugin-access.ts";
 import { dateToColumn } from "../../db/column-values.ts";
@@ -30,15 +31,10 @@ const name = z.string().min(1).max(200);
 const instant = z
   .string()
   .max(40)
-  .refine(
-    (value) =>
-      /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) &&
-      !Number.isNaN(Date.parse(value)),
-    {
-      message: "Expected an ISO 8601 date or date-time.",
-    },
-  )
-  .transform((value) => new Date(value).toISOString());
+  .refine((value) => dateFromIso(value) !== undefined, {
+    message: "Expected an ISO 8601 date or date-time.",
+  })
+  .transform((value) => dateFromIso(value)!.toISOString());
 
 const auditQuery = z.object({
   resource: name.optional(),
