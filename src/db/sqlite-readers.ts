@@ -105,7 +105,8 @@ export interface SqliteReaders {
 
 /** `count` reader threads on the SQLite file at `path`. */
 export function createSqliteReaders(path: string, count: number): SqliteReaders {
-  const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+  // Resolved when the first reader starts: by then the main connection has loaded the driver.
+  let driver: string | undefined;
   const readers: Reader[] = [];
   let closing = false;
   return {
@@ -115,6 +116,7 @@ export function createSqliteReaders(path: string, count: number): SqliteReaders 
       if (readers.length < count) {
         const idle = readers.find((r) => r.pending.size === 0);
         if (idle) return idle.kysely;
+        driver ??= createRequire(import.meta.url).resolve("better-sqlite3");
         const reader = new Reader(path, driver, () => closing);
         readers.push(reader);
         return reader.kysely;

@@ -1,10 +1,13 @@
 // Embedded SQLite through better-sqlite3: WAL, a busy timeout, and prepared statements reused.
+// The driver is loaded when the database is first used, as pg and mysql2 are: an app on
+// PostgreSQL or MySQL starts even where better-sqlite3's native addon failed to build.
 
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import Database from "better-sqlite3";
+import type BetterSqlite3 from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { sqliteUrl } from "./database-url.ts";
+import { driverMissing } from "./driver-missing.ts";
 
 /** Settings shared with the benchmark's reference server, so both run SQLite the same way. */
 export const SQLITE_PRAGMAS = [
@@ -26,12 +29,39 @@ export function sqlitePath(url: string): string {
 
 export function openSqlite(url: string): Kysely<any> {
   const path = sqlitePath(url);
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
-  for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
-  // Kysely prepares every statement it runs; queries repeat, so the prepared ones are kept.
-  const statements = new Map<string, Database.Statement>();
-  const cached = {
+  const kysely: Kysely<any> = new Kysely<any>({
+    dialect: new SqliteDialect({
+      database: async () => {
+        const loaded = await import("better-sqlite3").catch((error: unknown) =>
+          driverMissing("better-sqlite3", "sqlite", error),
+        );
+        const Database = (loaded.default ?? loaded) as typeof BetterSqlite3;
+        if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+        const db = new Database(path);
+        for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
+        const cached = cachedStatements(db);
+        direct.set(kysely.getExecutor().adapter, {
+          idle: () => db.open && !db.inTransaction,
+          run(sql, parameters) {
+            const statement = cached.prepare(sql);
+            if (statement.reader) return { rows: statement.all(parameters) as Record<string, unknown>[] };
+            return { rows: [], numAffectedRows: BigInt(statement.run(parameters).changes) };
+          },
+          first(sql, parameters) {
+            return cached.prepare(sql).get(parameters) as Record<string, unknown> | undefined;
+          },
+        });
+        return cached as never;
+      },
+    }),
+  });
+  return kysely;
+}
+
+/** Kysely prepares every statement it runs; queries repeat, so the prepared ones are kept. */
+function cachedStatements(db: BetterSqlite3.Database) {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  return {
     prepare(sql: string) {
       let statement = statements.get(sql);
       if (!statement) {
@@ -45,19 +75,6 @@ export function openSqlite(url: string): Kysely<any> {
       db.close();
     },
   };
-  const kysely = new Kysely<any>({ dialect: new SqliteDialect({ database: cached as never }) });
-  direct.set(kysely.getExecutor().adapter, {
-    idle: () => db.open && !db.inTransaction,
-    run(sql, parameters) {
-      const statement = cached.prepare(sql);
-      if (statement.reader) return { rows: statement.all(parameters) as Record<string, unknown>[] };
-      return { rows: [], numAffectedRows: BigInt(statement.run(parameters).changes) };
-    },
-    first(sql, parameters) {
-      return cached.prepare(sql).get(parameters) as Record<string, unknown> | undefined;
-    },
-  });
-  return kysely;
 }
 
 export interface DirectSqlite {
@@ -71,7 +88,10 @@ export interface DirectSqlite {
   first(sql: string, parameters: readonly unknown[]): Record<string, unknown> | undefined;
 }
 
-/** Keyed by the dialect adapter, which a Kysely instance shares with its transactions. */
+/**
+ * Keyed by the dialect adapter, which a Kysely instance shares with its transactions. Known once
+ * the instance has run its first statement (Kysely opens the database then).
+ */
 const direct = new WeakMap<object, DirectSqlite>();
 
 /**
