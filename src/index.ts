@@ -1,5 +1,6 @@
 // crudkit: resource definitions become a REST API on a real SQL database.
 
+export { type CrudkitApp, type CrudkitOptions, crudkit } from "./app/app.ts";
 export type {
   ApiMethod,
   DeleteResult,
@@ -7,7 +8,6 @@ export type {
   OptionalApiMethod,
   ResourceApi,
 } from "./core/api-types.ts";
-export { type CrudkitApp, type CrudkitOptions, crudkit } from "./core/app.ts";
 export type { CallOptions } from "./core/context.ts";
 export type { CorsOptions } from "./core/cors.ts";
 export {
@@ -29,14 +29,6 @@ export { etagOf } from "./core/etag.ts";
 export type { ConnectionInfo, RequestHandler } from "./core/http-handler.ts";
 export type { Identify, User } from "./core/identity.ts";
 export type { CachedRead, CrudkitPlugin, PluginContext, ReadCache } from "./core/plugin.ts";
-export {
-  admitPluginRows,
-  authorizePluginRoute,
-  type PluginAdmission,
-  type PluginRowRule,
-  type PluginRule,
-  type PluginRuleSite,
-} from "./core/plugin-access.ts";
 export type { DatabaseOptions } from "./db/database.ts";
 export { type DatabaseUrlOptions, databaseFromUrl, maskUrl } from "./db/database-url.ts";
 export type {
@@ -46,6 +38,7 @@ export type {
   TableDefinition,
 } from "./db/table-definition.ts";
 export { type ApiKeyOptions, apiKey } from "./plugins/api-key/api-key.ts";
+export type { ListQuery, ListResult, Pagination } from "./query/list-query.ts";
 export type { FieldFilter, Where } from "./query/where.ts";
 export { type ChangeEvent, type ChangeType, memoryBus, type RealtimeBus } from "./realtime/bus.ts";
 export type { RealtimeOptions, RealtimeStats } from "./realtime/hub.ts";
@@ -64,8 +57,15 @@ export type {
 export type { CanOptions, Permission } from "./resource/can.ts";
 export { createResource, type ResourceConfig, withId } from "./resource/create-resource.ts";
 export type { HookContext, ResourceHooks } from "./resource/hooks.ts";
-export type { ListQuery, ListResult, Pagination } from "./resource/list-query.ts";
 export { type OwnedByOptions, ownedBy } from "./resource/owned-by.ts";
+export {
+  admitPluginRows,
+  authorizePluginRoute,
+  type PluginAdmission,
+  type PluginRowRule,
+  type PluginRule,
+  type PluginRuleSite,
+} from "./resource/plugin-access.ts";
 export type { Pluralize } from "./resource/plural.ts";
 export {
   type FileRefOptions,

@@ -22,7 +22,7 @@ import { upload } from "crudkit-api/plugins";
 import { S3Storage } from "crudkit-api/storage/s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { internalsOf } from "../src/core/internals.ts";
+import { internalsOf } from "../src/app/internals.ts";
 import { forEachDialect } from "./dialects.ts";
 import { call, randomBytesFor, tempUploadDirs } from "./helpers.ts";
 import { startS3 } from "./s3-server.ts";

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { postgresBus } from "crudkit-api";
 import pg from "pg";
 import { expect, it } from "vitest";
-import { isConnectionError } from "../src/db/connection-errors.ts";
+import { isConnectionError } from "../src/core/connection-errors.ts";
 import type { ChangeEvent } from "../src/realtime/bus.ts";
 import { DIALECTS } from "./dialects.ts";
 

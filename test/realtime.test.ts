@@ -415,8 +415,8 @@ forEachDialect((dialect) => {
     ];
 
     it("for every filter, the records the list returns are the ones the event check lets through", async () => {
-      const { parseListFilter } = await import("../src/resource/list-query.ts");
-      const { matchesWhere } = await import("../src/realtime/where-match.ts");
+      const { parseListFilter } = await import("../src/query/list-query.ts");
+      const { matchesWhere } = await import("../src/query/where-match.ts");
       const { flattenFilter } = await import("../src/client/filter-params.ts");
       const { filterFields } = await import("../src/resource/runtime.ts");
       const fields = filterFields(task);

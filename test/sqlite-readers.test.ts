@@ -7,7 +7,7 @@ import { serve } from "crudkit-api/node";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { internalsOf } from "../src/core/internals.ts";
+import { internalsOf } from "../src/app/internals.ts";
 import { tempDatabaseUrl } from "./helpers.ts";
 
 const ROWS = 300_000;

@@ -3,7 +3,7 @@
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { isConnectionError } from "../db/connection-errors.ts";
+import { isConnectionError } from "../core/connection-errors.ts";
 import { applyMigration, applyPlan } from "../db/migrations/apply.ts";
 import {
   dataLoss,

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createJiti } from "jiti";
-import { type AppInternals, internalsOf } from "../core/internals.ts";
+import { type AppInternals, internalsOf } from "../app/internals.ts";
 
 export const CONFIG_NAMES = [
   "crudkit.config.ts",

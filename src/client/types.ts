@@ -2,7 +2,7 @@
 // Only `import type` here: nothing of the server reaches the client bundle.
 
 import type { DeleteResult, ExpandInput, ListQueryInput } from "../core/api-types.ts";
-import type { ListResult } from "../resource/list-query.ts";
+import type { ListResult } from "../query/list-query.ts";
 import type { Expanded, ExpandPath } from "../resource/relation-types.ts";
 import type { AnyResource, CreateInputOf, RecordOf, UpdateInputOf } from "../resource/types.ts";
 import type { CallOptions, ClientResult, FetchOptions } from "./request.ts";

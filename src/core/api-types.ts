@@ -1,7 +1,7 @@
 // Types of `app.api`: one method per resource and operation, named from the resource definitions.
 
+import type { ListResult } from "../query/list-query.ts";
 import type { Where } from "../query/where.ts";
-import type { ListResult } from "../resource/list-query.ts";
 import type { Expanded, ExpandPath, RelatedFields } from "../resource/relation-types.ts";
 import type { AnyResource, CreateInputOf, RecordOf, SortableOf, UpdateInputOf } from "../resource/types.ts";
 

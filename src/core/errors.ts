@@ -1,7 +1,7 @@
 // The one error type every endpoint throws, its closed set of codes, and the status each maps to.
 
-import { isConnectionError, isStatementTimeout } from "../db/connection-errors.ts";
-import { dataErrorColumn, isDataError } from "../db/data-errors.ts";
+import { isConnectionError, isStatementTimeout } from "./connection-errors.ts";
+import { dataErrorColumn, isDataError } from "./data-errors.ts";
 
 /** Status for each error code: the wire contract of DESIGN §3. */
 export const ERROR_STATUS = {

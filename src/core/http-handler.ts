@@ -9,7 +9,6 @@ import { Versioned } from "./etag.ts";
 import type { InFlight } from "./in-flight.ts";
 import { errorResponse, jsonResponse, PRIVATE, versionedResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
-import type { StartupGate } from "./startup.ts";
 
 /** What the host knows about a request beyond the Request itself. */
 export interface ConnectionInfo {
@@ -37,6 +36,12 @@ export function createHttpHandler(handler: HandlerDeps): RequestHandler {
   return async (request, info) =>
     cors.preflight(request) ?? cors.decorate(request, await serve(request, info));
 }
+
+/**
+ * Until startup has finished: a promise of its end (requests wait, or answer 503 when it failed);
+ * undefined once the app is open.
+ */
+export type StartupGate = () => Promise<void> | undefined;
 
 function answer({ router, deps, startup, log, inFlight, cors }: HandlerDeps): RequestHandler {
   return async (request, info) => {

@@ -3,8 +3,8 @@
 import type { Kysely } from "kysely";
 import type { DialectName, DialectProfile } from "../db/dialect.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
+import type { PageLimits } from "../query/list-query.ts";
 import type { AnyResourceHooks, HookChain } from "../resource/hooks.ts";
-import type { PageLimits } from "../resource/list-query.ts";
 import type { FileRecord } from "../resource/references.ts";
 import type { FileRefSpec } from "../schema/field-marks.ts";
 import type { Endpoint, EndpointContext } from "./endpoint.ts";

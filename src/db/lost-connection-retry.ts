@@ -23,7 +23,7 @@ import type {
   QueryResult,
   TransactionSettings,
 } from "kysely";
-import { isConnectionError } from "./connection-errors.ts";
+import { isConnectionError } from "../core/connection-errors.ts";
 
 /** The pools hold at most 10 connections: every one of them dead, then a fresh one. */
 export const MAX_ATTEMPTS = 11;

@@ -2,7 +2,7 @@
 // MySQL need it installed (`npm install mysql2`).
 
 import { Kysely, MysqlDialect } from "kysely";
-import { isConnectionError } from "./connection-errors.ts";
+import { isConnectionError } from "../core/connection-errors.ts";
 import { driverMissing } from "./driver-missing.ts";
 import { retryingDialect } from "./lost-connection-retry.ts";
 

@@ -3,7 +3,7 @@
 
 import { Kysely, PostgresDialect, type QueryResult } from "kysely";
 import type { Client as PgClient, Pool as PgPool, QueryResult as PgResult } from "pg";
-import { isConnectionError } from "./connection-errors.ts";
+import { isConnectionError } from "../core/connection-errors.ts";
 import { driverMissing } from "./driver-missing.ts";
 import { MAX_ATTEMPTS, mayRunAgain, retryingDialect } from "./lost-connection-retry.ts";
 import { isoFromTimestamptz } from "./postgres-timestamps.ts";

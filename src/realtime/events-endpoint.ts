@@ -9,12 +9,12 @@ import type { Endpoint, EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { Identify, User } from "../core/identity.ts";
 import { isFilterParameter } from "../query/bracket-query.ts";
+import { parseListFilter, unknownParameter } from "../query/list-query.ts";
 import { fieldsNamed } from "../query/where.ts";
+import { matchesWhere, namesOtherRecords } from "../query/where-match.ts";
 import { admit, decide } from "../resource/admission.ts";
-import { parseListFilter, unknownParameter } from "../resource/list-query.ts";
 import type { ResourceRuntime } from "../resource/runtime.ts";
 import type { RealtimeHub, Stream } from "./hub.ts";
-import { matchesWhere, namesOtherRecords } from "./where-match.ts";
 
 const EVENT_ID = /^[\w-]{1,100}$/;
 /** Bytes of events that are sent at once rather than at the next flush. */

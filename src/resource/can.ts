@@ -4,7 +4,7 @@
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError, unlessForbidden } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
-import { matchesWhere } from "../realtime/where-match.ts";
+import { matchesWhere } from "../query/where-match.ts";
 import type { Operation } from "./access.ts";
 import { decide, withOwner } from "./admission.ts";
 import type { ResourceRuntime } from "./runtime.ts";

@@ -3,10 +3,10 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
 import { checkOptionKeys, optionKeys } from "../core/option-keys.ts";
+import type { CountMode } from "../query/list-query.ts";
 import { type Field, readFields } from "../schema/field-model.ts";
 import type { ResourceAccess } from "./access.ts";
 import type { ResourceHooks } from "./hooks.ts";
-import type { CountMode } from "./list-query.ts";
 import { type Pluralize, pluralize } from "./plural.ts";
 import type {
   AnyObjectSchema,

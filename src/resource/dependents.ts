@@ -5,36 +5,29 @@
 // (so the cache forgets it). Their own access rules are not asked: the change is part of the
 // delete the caller was allowed to make, as a database's ON DELETE would be.
 
-import type { Kysely } from "kysely";
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import { uuidv7 } from "../core/id.ts";
 import type { User } from "../core/identity.ts";
 import { foreignKeyName } from "../db/table-definition.ts";
 import { syncFiles } from "./file-fields.ts";
-import { runAfterCommit, runAll } from "./hooks.ts";
 import type { ReverseRelation } from "./relations.ts";
 import { extend, hookContextOf, type ResourceRuntime } from "./runtime.ts";
+import type { Write } from "./write-pipeline.ts";
 
 type Row = Record<string, unknown>;
-
-/** Work left for after the commit: the commit hooks of every record changed along the way. */
-export type AfterCommit = (() => Promise<void>)[];
 
 export interface Releasing {
   ctx: EndpointContext;
   user: User | null;
   /** Records already handled (`resource:id`), so a cycle in the data ends. */
   seen: Set<string>;
-  after: AfterCommit;
-  /** Resources changed, each told once after commit (afterWriteCommit). */
-  touched: Set<string>;
   /** The id of the delete everything here follows from (its audit entry's id). */
   changeId: string;
 }
 
 export function newReleasing(ctx: EndpointContext, user: User | null): Releasing {
-  return { ctx, user, seen: new Set(), after: [], touched: new Set(), changeId: uuidv7() };
+  return { ctx, user, seen: new Set(), changeId: uuidv7() };
 }
 
 /** Whether deleting a record of `rt`'s resource has to look at other records first. */
@@ -42,13 +35,17 @@ export function hasDependents(rt: ResourceRuntime): boolean {
   return rt.relations.dependents(rt.resource.name).length > 0;
 }
 
-/** Refuses, cascades and clears, for the record `id` of `rt`'s resource about to be deleted. */
+/**
+ * Refuses, cascades and clears, for the record `id` of `rt`'s resource about to be deleted: each
+ * record changed is a change of the delete's write (its hooks told inside, and after commit).
+ */
 export async function releaseDependents(
   rt: ResourceRuntime,
-  trx: Kysely<any>,
+  write: Write,
   id: string,
   releasing: Releasing,
 ): Promise<void> {
+  const trx = write.db;
   const relations = rt.relations.dependents(rt.resource.name);
   if (relations.length === 0) return;
   releasing.seen.add(`${rt.resource.name}:${id}`);
@@ -64,80 +61,71 @@ export async function releaseDependents(
     const child = rt.runtimeOf(relation.source);
     const records = await child.store.referencing(trx, relation.field, id);
     if (records.length === 0) continue;
-    if (relation.onDelete === "cascade") await cascade(child, trx, relation, id, records, releasing);
-    else await clear(child, trx, relation, id, records, releasing);
-    releasing.touched.add(child.resource.name);
+    if (relation.onDelete === "cascade") await cascade(child, write, relation, id, records, releasing);
+    else await clear(child, write, relation, id, records, releasing);
   }
 }
 
 async function cascade(
   child: ResourceRuntime,
-  trx: Kysely<any>,
+  write: Write,
   relation: ReverseRelation,
   parentId: string,
   records: Row[],
   releasing: Releasing,
 ): Promise<void> {
-  const { hooks } = child;
   const pending = records.filter((r) => !releasing.seen.has(`${child.resource.name}:${r.id}`));
-  for (const record of pending) await releaseDependents(child, trx, String(record.id), releasing);
-  await child.store.deleteReferencing(trx, relation.field, parentId);
+  for (const record of pending) await releaseDependents(child, write, String(record.id), releasing);
+  await child.store.deleteReferencing(write.db, relation.field, parentId);
   const owned = child.fileFields;
   for (const previous of pending) {
     if (owned) {
-      const released = await syncFiles(owned, trx, releasing.ctx, child.resource.name, previous, undefined);
-      if (released.length) releasing.after.push(() => owned.files.collect(released));
-    }
-    const base = extend(
-      hookContextOf(releasing.ctx, child.resource.name, "delete", releasing.user, String(previous.id)),
-      { causedBy: releasing.changeId },
-    );
-    await runAll(hooks.afterDelete, extend(base, { db: trx, previous }));
-    if (hooks.afterDeleteCommit.length)
-      releasing.after.push(() =>
-        runAfterCommit(hooks.afterDeleteCommit, extend(base, { previous }), child.log),
+      const released = await syncFiles(
+        owned,
+        write.db,
+        releasing.ctx,
+        child.resource.name,
+        previous,
+        undefined,
       );
+      if (released.length) write.afterCommit(() => owned.files.collect(released));
+    }
+    await write.changed(child, causedBy(releasing, child, "delete", previous), { previous });
   }
 }
 
 async function clear(
   child: ResourceRuntime,
-  trx: Kysely<any>,
+  write: Write,
   relation: ReverseRelation,
   parentId: string,
   records: Row[],
   releasing: Releasing,
 ): Promise<void> {
-  const { hooks } = child;
   const updatedAt = child.resource.timestamps ? new Date().toISOString() : undefined;
-  await child.store.clearReferencing(trx, relation.field, parentId, updatedAt);
+  await child.store.clearReferencing(write.db, relation.field, parentId, updatedAt);
   for (const previous of records) {
     const record: Row = extend(previous, { [relation.field]: null });
     if (updatedAt !== undefined) record.updatedAt = updatedAt;
-    const base = extend(
-      hookContextOf(releasing.ctx, child.resource.name, "update", releasing.user, String(previous.id)),
-      { causedBy: releasing.changeId },
-    );
-    await runAll(hooks.afterUpdate, extend(base, { db: trx, record, previous }));
-    if (hooks.afterUpdateCommit.length)
-      releasing.after.push(() =>
-        runAfterCommit(hooks.afterUpdateCommit, extend(base, { record, previous }), child.log),
-      );
+    await write.changed(child, causedBy(releasing, child, "update", previous), { record, previous });
   }
 }
 
-/** After the delete committed: the commit hooks of every record it changed. */
-export async function afterRelease(rt: ResourceRuntime, releasing: Releasing): Promise<void> {
-  for (const work of releasing.after) await work();
-  for (const name of releasing.touched) {
-    const child = rt.runtimeOf(name);
-    if (child.hooks.afterWriteCommit.length)
-      await runAfterCommit(
-        child.hooks.afterWriteCommit,
-        hookContextOf(releasing.ctx, name, "delete", releasing.user),
-        child.log,
-      );
-  }
+/** What the hooks of a record changed by the delete see: marked as caused by it. */
+function causedBy(
+  releasing: Releasing,
+  child: ResourceRuntime,
+  operation: "update" | "delete",
+  previous: Row,
+) {
+  const context = hookContextOf(
+    releasing.ctx,
+    child.resource.name,
+    operation,
+    releasing.user,
+    String(previous.id),
+  );
+  return extend(context, { causedBy: releasing.changeId });
 }
 
 function stillReferenced(resource: string, relation: ReverseRelation): APIError {

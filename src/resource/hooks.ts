@@ -3,8 +3,8 @@
 
 import type { Kysely } from "kysely";
 import type { MaybePromise, User } from "../core/identity.ts";
+import type { ListQuery, ListResult } from "../query/list-query.ts";
 import type { Operation } from "./access.ts";
-import type { ListQuery, ListResult } from "./list-query.ts";
 
 export interface HookContext {
   resource: string;

@@ -5,7 +5,7 @@
 import type { CompiledQuery, Kysely } from "kysely";
 import type { Database } from "../db/database.ts";
 import { type QueryTemplate, runTemplate } from "../db/query-template.ts";
-import type { CountMode } from "./list-query.ts";
+import type { CountMode } from "../query/list-query.ts";
 
 /** The statements a list of one shape runs. */
 export interface ListTemplates {

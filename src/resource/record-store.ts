@@ -15,11 +15,11 @@ import {
   searchIndexColumns,
 } from "../db/sqlite-search.ts";
 import { indexName } from "../db/table-definition.ts";
+import type { ListQuery, PageEdges } from "../query/list-query.ts";
 import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
 import { type Cursor, cursorValue, decodeCursor, encodeCursor, keysetCondition } from "./keyset.ts";
 import { countRows, type ListTemplates } from "./list-count.ts";
-import type { ListQuery, PageEdges } from "./list-query.ts";
 import { referenceErrors } from "./reference-errors.ts";
 import { createRelatedReads, type RelatedReads } from "./related-reads.ts";
 import type { AnyResource } from "./types.ts";

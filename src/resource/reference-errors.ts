@@ -2,8 +2,8 @@
 // caller gets a 400 naming the field, never the driver's words.
 
 import type { Kysely } from "kysely";
+import { violatedForeignKey } from "../core/data-errors.ts";
 import { APIError } from "../core/errors.ts";
-import { violatedForeignKey } from "../db/data-errors.ts";
 import { foreignKeyName } from "../db/table-definition.ts";
 import type { Field } from "../schema/field-model.ts";
 import type { AnyResource } from "./types.ts";

@@ -6,6 +6,7 @@ import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
 import type { OwnedFiles, ReadCache } from "../core/plugin.ts";
 import type { Database } from "../db/database.ts";
+import type { ListRules } from "../query/list-query.ts";
 import type { FilterField } from "../query/where.ts";
 import type { Field } from "../schema/field-model.ts";
 import { createInputValidator, type InputValidator } from "../schema/input-validation.ts";
@@ -13,7 +14,6 @@ import type { Operation } from "./access.ts";
 import { createFieldPolicy, type FieldPolicy } from "./field-access.ts";
 import { type FileFields, fileFieldsOf } from "./file-fields.ts";
 import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
-import type { ListRules } from "./list-query.ts";
 import { createRecordStore, type RecordStore } from "./record-store.ts";
 import { checkedReferences } from "./reference-reads.ts";
 import type { RelationGraph } from "./relations.ts";
@@ -215,19 +215,6 @@ function contextOf(
   // Set on the literal, not spread into a copy: one object, and only where there is an id.
   if (id !== undefined) context.id = id;
   return context;
-}
-
-/**
- * Runs the write and what must commit with it (atomic hooks, a locked read) in one transaction;
- * a lone statement needs none.
- */
-export function inTransaction<T>(
-  db: Kysely<any>,
-  needed: boolean,
-  work: (db: Kysely<any>) => Promise<T>,
-): Promise<T> {
-  if (!needed) return work(db);
-  return db.transaction().execute((trx) => work(trx));
 }
 
 export function capitalize(name: string): string {

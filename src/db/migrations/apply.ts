@@ -5,7 +5,7 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { readLiveSchema } from "./live-schema.ts";
 import type { LockedDatabase } from "./lock.ts";
-import { type MigrationPlan, MigrationRefused, type MigrationStep } from "./plan.ts";
+import { type MigrationPlan, MigrationRefused, type MigrationStep } from "./migration-step.ts";
 import { ensureMigrationsTable, migrationName, recordMigration } from "./record.ts";
 
 export async function applyPlan(

@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { MigrationPlan, MigrationStep } from "./plan.ts";
+import type { MigrationPlan, MigrationStep } from "./migration-step.ts";
 
 export interface MigrationFile {
   /** The file name without `.sql`: sorts by time. */

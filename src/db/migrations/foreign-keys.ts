@@ -6,7 +6,7 @@
 import { sql } from "kysely";
 import type { Database } from "../database.ts";
 import { type ForeignKey, foreignKeyName, type TableDefinition } from "../table-definition.ts";
-import { MigrationRefused, type MigrationStep } from "./plan.ts";
+import { MigrationRefused, type MigrationStep } from "./migration-step.ts";
 
 export interface LiveForeignKey {
   /** The constraint's name (none on SQLite). */

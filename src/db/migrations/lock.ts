@@ -9,7 +9,7 @@
 
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../database.ts";
-import { MigrationRefused } from "./plan.ts";
+import { MigrationRefused } from "./migration-step.ts";
 
 /** The database a locked section plans and applies with. */
 export interface LockedDatabase extends Database {

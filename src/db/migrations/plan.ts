@@ -4,7 +4,6 @@
 
 import { sql } from "kysely";
 import type { Database } from "../database.ts";
-import type { DialectName } from "../dialect.ts";
 import type { IndexDefinition, TableDefinition } from "../table-definition.ts";
 import {
   addColumnStatement,
@@ -25,6 +24,7 @@ import {
   refuseOrphans,
 } from "./foreign-keys.ts";
 import { type LiveSchema, type LiveTable, readLiveSchema } from "./live-schema.ts";
+import { type MigrationPlan, MigrationRefused, type MigrationStep } from "./migration-step.ts";
 import { sameType } from "./physical-types.ts";
 import { MIGRATIONS_TABLE, readOwnedTables } from "./record.ts";
 import {
@@ -33,21 +33,6 @@ import {
   trigramExtensionSteps,
   withSearchIndexes,
 } from "./search-index.ts";
-
-export interface MigrationStep {
-  /** What the step does, in words: `add column product.colour`. */
-  description: string;
-  /** Loses or invents data; refused unless destructive changes are allowed. */
-  destructive: boolean;
-  statements: string[];
-}
-
-export interface MigrationPlan {
-  dialect: DialectName;
-  steps: MigrationStep[];
-  /** The tables the desired schema holds (recorded, so a later plan knows which tables are crudkit's). */
-  tables: string[];
-}
 
 export async function planMigration(
   db: Database,
@@ -263,14 +248,6 @@ async function indexableColumns(
   return steps;
 }
 
-/** A change the planner will not make, with what to do about it. */
-export class MigrationRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "MigrationRefused";
-  }
-}
-
 /**
  * A nullable column, or one with a default, is added as is. A required column without a default
  * can only be added to an empty table; with rows, existing rows would get an invented value, so
@@ -300,3 +277,5 @@ async function addColumn(
     statements: [addColumnStatement(db, table, name, zeroValue(column))],
   };
 }
+
+export { type MigrationPlan, MigrationRefused, type MigrationStep } from "./migration-step.ts";

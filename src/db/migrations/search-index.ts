@@ -10,7 +10,7 @@ import { sql } from "kysely";
 import type { Database } from "../database.ts";
 import { type IndexDefinition, indexName, type TableDefinition } from "../table-definition.ts";
 import type { LiveSchema } from "./live-schema.ts";
-import type { MigrationStep } from "./plan.ts";
+import type { MigrationStep } from "./migration-step.ts";
 
 /** The SQLite FTS5 table that indexes `table`'s searchable columns. */
 export function searchTableName(table: string): string {

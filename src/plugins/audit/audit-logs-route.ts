@@ -6,11 +6,11 @@ import { defineEndpoint } from "../../core/define-endpoint.ts";
 import type { User } from "../../core/identity.ts";
 import { dateFromIso } from "../../core/iso-date.ts";
 import type { PluginContext } from "../../core/plugin.ts";
-import { admitPluginRows, type PluginRowRule } from "../../core/plugin-access.ts";
 import { dateToColumn } from "../../db/column-values.ts";
-import { newestFirstPage } from "../../db/newest-first-page.ts";
 import { PAGE_QUERY, pageOf } from "../../openapi/document.ts";
-import { parsePage, unknownParameter } from "../../resource/list-query.ts";
+import { parsePage, unknownParameter } from "../../query/list-query.ts";
+import { newestFirstPage } from "../../query/newest-first-page.ts";
+import { admitPluginRows, type PluginRowRule } from "../../resource/plugin-access.ts";
 import {
   AUDIT_LOGS,
   type AuditEntry,

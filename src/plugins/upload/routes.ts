@@ -7,13 +7,13 @@ import { uuidv7 } from "../../core/id.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { assertJsonBody, interrupted } from "../../core/request-body.ts";
 import { dateToColumn } from "../../db/column-values.ts";
-import { newestFirstPage } from "../../db/newest-first-page.ts";
 import { PAGE_QUERY, pageOf } from "../../openapi/document.ts";
+import { type paginate, parseListQuery } from "../../query/list-query.ts";
+import { newestFirstPage } from "../../query/newest-first-page.ts";
 import type { Where } from "../../query/where.ts";
 import { compileWhere } from "../../query/where-sql.ts";
-import { runAfterCommit, runAll } from "../../resource/hooks.ts";
-import { type paginate, parseListQuery } from "../../resource/list-query.ts";
-import { hookContextOf, inTransaction } from "../../resource/runtime.ts";
+import { hookContextOf } from "../../resource/runtime.ts";
+import { runWrite } from "../../resource/write-pipeline.ts";
 import { chunksOf } from "../../storage/storage-adapter.ts";
 import { downloadResponse } from "./download.ts";
 import type { UploadAccess } from "./options.ts";
@@ -116,13 +116,13 @@ function uploadFile(state: UploadState) {
       };
       const hookCtx = hookContextOf(ctx, RESOURCE, "create", user);
       try {
-        await inTransaction(ctx.db, true, async (db) => {
+        await runWrite(ctx.db, true, async (write) => {
           if (state.track)
-            await db
+            await write.db
               .insertInto(UPLOADED_FILES)
               .values(toRow(state, record, received))
               .execute();
-          await runAll(state.app.hooks.afterCreate, { ...hookCtx, db, record });
+          await write.changed(state.app, hookCtx, { record });
         });
       } catch (error) {
         // The row (or an atomic hook) failed: the stored object goes too, so neither exists.
@@ -131,8 +131,6 @@ function uploadFile(state: UploadState) {
           .catch((e) => state.app.log("crudkit: could not remove an uploaded file", e));
         throw error;
       }
-      await runAfterCommit(state.app.hooks.afterCreateCommit, { ...hookCtx, record }, state.app.log);
-      await runAfterCommit(state.app.hooks.afterWriteCommit, hookCtx, state.app.log);
       return record;
     },
   } satisfies Endpoint as Endpoint<"uploadFile", UploadFileInput, UploadedFileRecord, "/upload/file">;
@@ -192,7 +190,8 @@ function deleteFile(state: UploadState) {
       const id = ctx.params.id!;
       const { user, scope } = await admitUploadRows(state.access, "delete", ctx, state.app.profile, id);
       const hookCtx = hookContextOf(ctx, RESOURCE, "delete", user, id);
-      const previous = await inTransaction(ctx.db, true, async (db) => {
+      await runWrite(ctx.db, true, async (write) => {
+        const { db } = write;
         // Locked, and the delete must remove it: of concurrent deletes exactly one gets past here.
         const row = await findRow(state, db, id, "delete", scope, true);
         if (row.owner_id !== null && row.owner_id !== undefined)
@@ -205,19 +204,15 @@ function deleteFile(state: UploadState) {
           .where(state.app.profile.equalsExactly("id", id))
           .executeTakeFirst();
         if (numDeletedRows !== 1n) notFoundFile(id);
-        await runAll(state.app.hooks.afterDelete, { ...hookCtx, db, previous: toRecord(row, state.app.log) });
-        return row;
+        // The row goes with the transaction; then the bytes. A failure then leaves an object no
+        // record points to, logged.
+        write.afterCommit(() =>
+          state.rules.storage
+            .delete(String(row.path))
+            .catch((e) => state.app.log("crudkit: could not remove an uploaded file", e)),
+        );
+        await write.changed(state.app, hookCtx, { previous: toRecord(row, state.app.log) });
       });
-      // The row is gone with its transaction; then the bytes. A failure here leaves an object no record points to, logged.
-      await state.rules.storage
-        .delete(String(previous.path))
-        .catch((e) => state.app.log("crudkit: could not remove an uploaded file", e));
-      await runAfterCommit(
-        state.app.hooks.afterDeleteCommit,
-        { ...hookCtx, previous: toRecord(previous, state.app.log) },
-        state.app.log,
-      );
-      await runAfterCommit(state.app.hooks.afterWriteCommit, hookCtx, state.app.log);
       return { success: true as const, id };
     },
   } satisfies Endpoint as Endpoint<

@@ -3,8 +3,8 @@
 
 import type { EndpointContext } from "../../core/endpoint.ts";
 import type { User } from "../../core/identity.ts";
-import { admitPluginRows, authorizePluginRoute, type PluginAdmission } from "../../core/plugin-access.ts";
 import type { DialectProfile } from "../../db/dialect.ts";
+import { admitPluginRows, authorizePluginRoute, type PluginAdmission } from "../../resource/plugin-access.ts";
 import type { UploadAccess, UploadAccessContext } from "./options.ts";
 import { uploadFilterFields } from "./uploaded-files-table.ts";
 

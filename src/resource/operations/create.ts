@@ -6,9 +6,10 @@ import { uuidv7 } from "../../core/id.ts";
 import { admit } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
 import { syncFiles, touchesFiles } from "../file-fields.ts";
-import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
+import { runTransforming } from "../hooks.ts";
 import { checkReferenceRows, referenceChecks } from "../reference-reads.ts";
-import { capitalize, extend, hookContext, inTransaction, type ResourceRuntime } from "../runtime.ts";
+import { capitalize, hookContext, type ResourceRuntime } from "../runtime.ts";
+import { runWrite } from "../write-pipeline.ts";
 
 export function createEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
@@ -33,20 +34,17 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
       }
       const owned = touchesFiles(rt.fileFields, record) ? rt.fileFields : undefined;
       const references = await referenceChecks(rt, ctx, user, record);
-      const created = await inTransaction(
+      const created = await runWrite(
         ctx.db,
         hooks.afterCreate.length > 0 || owned !== undefined || references !== undefined,
-        async (db) => {
-          if (references) await checkReferenceRows(db, references);
-          const created = await rt.store.insert(db, record);
-          if (owned) await syncFiles(owned, db, ctx, resource.name, undefined, created);
-          await runAll(hooks.afterCreate, extend(base, { db, record: created }));
+        async (write) => {
+          if (references) await checkReferenceRows(write.db, references);
+          const created = await rt.store.insert(write.db, record);
+          if (owned) await syncFiles(owned, write.db, ctx, resource.name, undefined, created);
+          await write.changed(rt, base, { record: created });
           return created;
         },
       );
-      if (hooks.afterCreateCommit.length)
-        await runAfterCommit(hooks.afterCreateCommit, extend(base, { record: created }), rt.log);
-      if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
       const visible = withoutHidden(created, hidden);
       return new Versioned(visible, visible, false);
     },

@@ -2,11 +2,11 @@
 
 import type { Endpoint } from "../../core/endpoint.ts";
 import type { CachedRead } from "../../core/plugin.ts";
+import { type ListQuery, paginate, parseListQuery } from "../../query/list-query.ts";
 import { type Admission, admit, scopeKey } from "../admission.ts";
 import { type ExpandNode, expandRecords, parseExpand } from "../expand.ts";
 import { withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
-import { type ListQuery, paginate, parseListQuery } from "../list-query.ts";
 import { namesRelatedFields, scopeRelatedFilters } from "../relation-filter.ts";
 import { capitalize, extend, hookContext, type ResourceRuntime } from "../runtime.ts";
 

@@ -8,17 +8,11 @@ import { fieldsNamed } from "../../query/where.ts";
 import { admit } from "../admission.ts";
 import { withoutHidden } from "../field-access.ts";
 import { syncFiles, touchesFiles } from "../file-fields.ts";
-import { runAfterCommit, runAll, runTransforming } from "../hooks.ts";
+import { runTransforming } from "../hooks.ts";
 import { ifMatchOf } from "../if-match.ts";
 import { checkReferenceRows, referenceChecks } from "../reference-reads.ts";
-import {
-  capitalize,
-  extend,
-  hookContext,
-  inTransaction,
-  notFound,
-  type ResourceRuntime,
-} from "../runtime.ts";
+import { capitalize, extend, hookContext, notFound, type ResourceRuntime } from "../runtime.ts";
+import { runWrite } from "../write-pipeline.ts";
 
 export function updateEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
@@ -56,8 +50,8 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
         owned !== undefined ||
         ifMatch !== undefined ||
         references !== undefined;
-      let released: string[] = [];
-      const { record, previous } = await inTransaction(ctx.db, locked, async (db) => {
+      const record = await runWrite(ctx.db, locked || hooks.afterUpdate.length > 0, async (write) => {
+        const { db } = write;
         const previous = locked ? await rt.store.findForUpdate(db, id, scope) : undefined;
         if (locked && !previous) notFound(rt, id);
         if (ifMatch) checkIfMatch(ifMatch, withoutHidden(previous!, hidden), resource.name);
@@ -67,14 +61,13 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
           : (previous ?? (await rt.store.findById(db, id)));
         if (!record) notFound(rt, id);
         if (recheck && !(await rt.store.findById(db, id, scope))) throw outOfScope(rt.resource.name);
-        if (owned) released = await syncFiles(owned, db, ctx, resource.name, previous, record);
-        await runAll(hooks.afterUpdate, extend(base, { db, record, previous }));
-        return { record, previous };
+        if (owned) {
+          const released = await syncFiles(owned, db, ctx, resource.name, previous, record);
+          if (released.length) write.afterCommit(() => owned.files.collect(released));
+        }
+        await write.changed(rt, base, { record, previous });
+        return record;
       });
-      if (released.length) await rt.fileFields!.files.collect(released);
-      if (hooks.afterUpdateCommit.length)
-        await runAfterCommit(hooks.afterUpdateCommit, extend(base, { record, previous }), rt.log);
-      if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, base, rt.log);
       const visible = withoutHidden(record, hidden);
       return new Versioned(visible, visible, false);
     },

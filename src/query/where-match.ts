@@ -5,7 +5,7 @@
 
 import { isoTime } from "../core/iso-date.ts";
 import type { DialectProfile } from "../db/dialect.ts";
-import type { Condition, FieldCondition, FilterField } from "../query/where.ts";
+import type { Condition, FieldCondition, FilterField } from "./where.ts";
 
 /** true, false, or null for SQL's unknown. */
 type Truth = boolean | null;

@@ -6,8 +6,8 @@ import { createReadStream, existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
-import type { Endpoint } from "./endpoint.ts";
-import { ConfigError } from "./errors.ts";
+import type { Endpoint } from "../core/endpoint.ts";
+import { ConfigError } from "../core/errors.ts";
 
 const PACKAGE = "@scalar/api-reference";
 

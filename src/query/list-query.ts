@@ -1,8 +1,8 @@
 // Parses and checks list query parameters: page, limit, search, sortBy, sortOrder.
 
 import { APIError } from "../core/errors.ts";
-import { isFilterParameter, readFilter } from "../query/bracket-query.ts";
-import { type Condition, type FilterField, parseWhere } from "../query/where.ts";
+import { isFilterParameter, readFilter } from "./bracket-query.ts";
+import { type Condition, type FilterField, parseWhere } from "./where.ts";
 
 /**
  * How a list counts: `exact` (count(*)), `estimated` (the database's statistics when nothing

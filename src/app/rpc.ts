@@ -3,10 +3,10 @@
 // endpoint's own handler runs, with the caller's headers, rules and validation unchanged.
 
 import { flattenFilter } from "../client/filter-params.ts";
-import { contextWith } from "./context.ts";
-import type { Endpoint, EndpointContext } from "./endpoint.ts";
-import { APIError, ConfigError } from "./errors.ts";
-import { toResponse } from "./http-handler.ts";
+import { contextWith } from "../core/context.ts";
+import type { Endpoint, EndpointContext } from "../core/endpoint.ts";
+import { APIError, ConfigError } from "../core/errors.ts";
+import { toResponse } from "../core/http-handler.ts";
 
 export const RPC_PATH = "/_rpc/:method";
 

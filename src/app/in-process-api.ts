@@ -1,13 +1,13 @@
 // `app.api`: each endpoint with an operation name, callable from server code through the same
 // handler code as HTTP.
 
-import { type CallOptions, type ContextDeps, InProcessContext } from "./context.ts";
-import type { Endpoint } from "./endpoint.ts";
-import { toAPIError } from "./errors.ts";
-import { Versioned } from "./etag.ts";
-import { toResponse } from "./http-handler.ts";
-import type { InFlight } from "./in-flight.ts";
-import { errorResponse } from "./respond.ts";
+import { type CallOptions, type ContextDeps, InProcessContext } from "../core/context.ts";
+import type { Endpoint } from "../core/endpoint.ts";
+import { toAPIError } from "../core/errors.ts";
+import { Versioned } from "../core/etag.ts";
+import { toResponse } from "../core/http-handler.ts";
+import type { InFlight } from "../core/in-flight.ts";
+import { errorResponse } from "../core/respond.ts";
 import type { StartupGate } from "./startup.ts";
 
 export type ApiFunction = (options?: CallOptions) => Promise<unknown>;

@@ -3,10 +3,12 @@
 // the database can be run again (serve() does, with backoff) and carries on from the step that
 // failed, so nothing done before is done twice.
 
-import { isConnectionError } from "../db/connection-errors.ts";
-import { APIError } from "./errors.ts";
+import { isConnectionError } from "../core/connection-errors.ts";
+import { APIError } from "../core/errors.ts";
 
-export type StartupGate = () => Promise<void> | undefined;
+import type { StartupGate } from "../core/http-handler.ts";
+
+export type { StartupGate };
 
 /**
  * `app.ready` rejects with this when the database cannot be reached at startup: a crudkit error

@@ -3,12 +3,12 @@
 // answer with a `Where` over the plugin's records, as resource rules do.
 
 import type { Expression, SqlBool } from "kysely";
+import type { EndpointContext } from "../core/endpoint.ts";
+import { APIError } from "../core/errors.ts";
+import type { MaybePromise, User } from "../core/identity.ts";
 import type { DialectProfile } from "../db/dialect.ts";
 import { type FilterField, parseRuleWhere, type Where } from "../query/where.ts";
 import { compileWhere } from "../query/where-sql.ts";
-import type { EndpointContext } from "./endpoint.ts";
-import { APIError } from "./errors.ts";
-import type { MaybePromise, User } from "./identity.ts";
 
 /** `true` allows everyone, `false` nobody, a function decides per request. */
 export type PluginRule<Ctx> = boolean | ((ctx: Ctx) => MaybePromise<boolean>);

@@ -1,9 +1,9 @@
 // What the CLI needs from an app that is not public API: its database and desired tables.
 // A registered symbol, so an app made by another copy of crudkit is still recognised.
 
+import type { OwnedFiles } from "../core/plugin.ts";
 import type { Database } from "../db/database.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
-import type { OwnedFiles } from "./plugin.ts";
 
 export const INTERNALS = Symbol.for("crudkit.internals");
 

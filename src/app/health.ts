@@ -3,7 +3,7 @@
 // "unavailable" per check: no versions, hosts, timings or driver messages.
 
 import { type Kysely, sql } from "kysely";
-import type { Endpoint } from "./endpoint.ts";
+import type { Endpoint } from "../core/endpoint.ts";
 
 /** One dependency readiness waits on, for example `database` or `cache`. */
 export interface HealthCheck {

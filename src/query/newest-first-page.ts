@@ -2,7 +2,7 @@
 // ties, as `{ items, pagination }`. The filters are already on `query`.
 
 import { type SelectQueryBuilder, sql } from "kysely";
-import { type CountMode, type ListResult, paginate } from "../resource/list-query.ts";
+import { type CountMode, type ListResult, paginate } from "./list-query.ts";
 
 export async function newestFirstPage<Item>(
   query: SelectQueryBuilder<any, any, object>,

@@ -1,0 +1,92 @@
+// The tail every write runs, written once: the statement and the hooks that must commit with it
+// in one transaction, then what may only happen once it committed (files let go of, `after<Op>Commit`,
+// `afterWriteCommit`). Creates, updates, deletes, uploads and the changes a delete cascades to all
+// run through `runWrite`; each states only its statements and the changes they made.
+
+import type { Kysely } from "kysely";
+import { type HookChain, type HookContext, runAfterCommit, runAll } from "./hooks.ts";
+import { extend } from "./runtime.ts";
+
+/** Who is told of a change: a resource's (or a plugin's) hook chain and its log. */
+export interface ChangeListener {
+  readonly hooks: HookChain;
+  readonly log: (message: string, error?: unknown) => void;
+}
+
+/** What a change tells its hooks: the record after it, the record before it, or both. */
+export interface Told {
+  record?: object;
+  previous?: object;
+}
+
+const INSIDE = { create: "afterCreate", update: "afterUpdate", delete: "afterDelete" } as const;
+const COMMITTED = {
+  create: "afterCreateCommit",
+  update: "afterUpdateCommit",
+  delete: "afterDeleteCommit",
+} as const;
+
+/** A write under way: its transaction (when it has one), and what is left for after commit. */
+export class Write {
+  private readonly committed: (() => Promise<unknown>)[] = [];
+  /** One `afterWriteCommit` per resource written, told after everything else. */
+  private readonly written = new Map<HookChain, { context: HookContext; log: ChangeListener["log"] }>();
+
+  constructor(
+    /** The write's transaction, or the database when the write needs none. */
+    readonly db: Kysely<any>,
+  ) {}
+
+  /**
+   * The write made a change: its `after<Op>` hooks run now, inside the transaction (throwing rolls
+   * everything back); its `after<Op>Commit` and the resource's `afterWriteCommit` run once it committed.
+   */
+  async changed(listener: ChangeListener, context: HookContext, told: Told): Promise<void> {
+    const { hooks, log } = listener;
+    const operation = context.operation as keyof typeof INSIDE;
+    const inside = hooks[INSIDE[operation]];
+    if (inside.length) await runAll(inside, extend(context, { db: this.db, ...told }));
+    const committed = hooks[COMMITTED[operation]];
+    if (committed.length) this.afterCommit(() => runAfterCommit(committed, extend(context, told), log));
+    if (!this.written.has(hooks)) this.written.set(hooks, { context, log });
+  }
+
+  /** Work for after commit, in the order given: files let go of, say. */
+  afterCommit(work: () => Promise<unknown>): void {
+    this.committed.push(work);
+  }
+
+  /** @internal Runs what waited for the commit. */
+  async settle(): Promise<void> {
+    for (const work of this.committed) await work();
+    for (const [hooks, { context, log }] of this.written)
+      if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, context, log);
+  }
+}
+
+/**
+ * Runs `statements` in a transaction when `transaction` says one is needed (`after<Op>` hooks,
+ * a locked read, several statements), then what waits for the commit. A lone statement without
+ * atomic hooks runs on `db` as it is.
+ *
+ * @example
+ * const record = await runWrite(ctx.db, rt.hooks.afterCreate.length > 0, async (write) => {
+ *   const created = await rt.store.insert(write.db, row);
+ *   await write.changed(rt, hookContext(ctx, rt, "create", user), { record: created });
+ *   return created;
+ * });
+ */
+export async function runWrite<T>(
+  db: Kysely<any>,
+  transaction: boolean,
+  statements: (write: Write) => Promise<T>,
+): Promise<T> {
+  let write: Write | undefined;
+  const run = (executor: Kysely<any>) => {
+    write = new Write(executor);
+    return statements(write);
+  };
+  const result = transaction ? await db.transaction().execute(run) : await run(db);
+  await write!.settle();
+  return result;
+}
