@@ -6,7 +6,7 @@
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import { withoutHidden } from "./field-access.ts";
-import { type Readers, readerOf } from "./related-access.ts";
+import { type Readers, readerOf, readersOf } from "./related-access.ts";
 import type { Relation } from "./relations.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
@@ -83,7 +83,7 @@ export async function expandRecords(
   records: readonly Row[],
   nodes: readonly ExpandNode[],
 ): Promise<void> {
-  await expandLevel(rt, ctx, records, nodes, new Map());
+  await expandLevel(rt, ctx, records, nodes, readersOf(ctx));
 }
 
 async function expandLevel(
