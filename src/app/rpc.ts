@@ -2,8 +2,7 @@
 // object is split into path parameters, and query or body by the endpoint's method; then the
 // endpoint's own handler runs, with the caller's headers, rules and validation unchanged.
 
-import { flattenFilter } from "../client/filter-params.ts";
-import { contextWith } from "../core/context.ts";
+import { contextWith, whereOf } from "../core/context.ts";
 import type { Endpoint, EndpointContext } from "../core/endpoint.ts";
 import { APIError, ConfigError } from "../core/errors.ts";
 import { toResponse } from "../core/http-handler.ts";
@@ -63,10 +62,9 @@ function innerContext(
   const query: Record<string, string | undefined> = Object.create(null);
   if (!carriesBody)
     for (const [key, value] of Object.entries(rest)) {
-      // A list's `where` travels as its `filter[…]` parameters, as it does in a URL.
-      if (key === "where" && typeof value === "object" && value !== null)
-        for (const [name, text] of flattenFilter(value)) query[name] = text;
-      else query[key] = value == null ? undefined : String(value);
+      // A list's `where` stays the object it is, for the list parser (see whereOf).
+      if (key !== "where") query[key] = value == null ? undefined : String(value);
     }
-  return contextWith(outer, { params, query, readBody: async () => (carriesBody ? rest : undefined) });
+  const where = carriesBody ? undefined : whereOf(rest, 32);
+  return contextWith(outer, { params, query, where, readBody: async () => (carriesBody ? rest : undefined) });
 }

@@ -2,7 +2,6 @@
 // Both give the endpoint the same context, so validation, rules and hooks cannot differ.
 
 import type { Kysely } from "kysely";
-import { flattenFilter } from "../client/filter-params.ts";
 import type { ClientAddress } from "./client-address.ts";
 import type { EndpointContext } from "./endpoint.ts";
 import { APIError } from "./errors.ts";
@@ -99,6 +98,7 @@ export function contextWith(ctx: EndpointContext, changes: Partial<EndpointConte
     overrideAccess: ctx.overrideAccess,
     ip: ctx.ip,
     db: ctx.db,
+    where: ctx.where,
     readBody: () => ctx.readBody(),
     getUser: () => ctx.getUser(),
     ...changes,
@@ -109,7 +109,7 @@ export function contextWith(ctx: EndpointContext, changes: Partial<EndpointConte
 export interface CallOptions {
   body?: unknown;
   params?: Record<string, string>;
-  /** Query parameters; a list's `where` is an object (sent as `filter[…]`). */
+  /** Query parameters; a list's `where` is an object, read as typed values (no text round trip). */
   query?: Record<string, unknown>;
   /** Headers of the request being served; rules see the caller they identify. */
   headers?: HeadersInit;
@@ -131,6 +131,7 @@ export class InProcessContext implements EndpointContext {
   readonly headers: Headers;
   readonly params: Record<string, string>;
   readonly query: Record<string, string | undefined>;
+  readonly where: unknown;
   readonly overrideAccess: boolean;
   #user: Promise<User | null> | undefined;
 
@@ -142,6 +143,7 @@ export class InProcessContext implements EndpointContext {
     this.headers = validHeaders(options.headers, options);
     this.params = options.params ? checkedParams(options.params) : {};
     this.query = options.query ? stringValues(options.query) : NO_QUERY;
+    this.where = whereOf(options.query, deps.jsonDepth);
     this.overrideAccess = options.overrideAccess === true;
   }
 
@@ -180,17 +182,23 @@ function stringValues(query: NonNullable<CallOptions["query"]>): Record<string, 
     checkParameter(key, "query", key);
     if (value === undefined) result[key] = undefined;
     else if (key === "where" && typeof value === "object" && value !== null) {
-      // The same syntax as HTTP, so one parser reads both.
-      for (const [name, text] of flattenFilter(value)) {
-        checkParameter(text, "query", name);
-        result[name] = text;
-      }
     } else {
       result[key] = String(value);
       checkParameter(result[key], "query", key);
     }
   }
   return result;
+}
+
+/**
+ * A `where` object of server code: checked as a body is (depth, NUL bytes, `__proto__`), then
+ * handed to the list parser as it is.
+ */
+export function whereOf(query: Record<string, unknown> | undefined, maxDepth: number): unknown {
+  const where = query?.where;
+  if (where === undefined || where === null || typeof where !== "object") return undefined;
+  checkJsonValue(where, maxDepth);
+  return where;
 }
 
 /** Server code may pass anything; headers no HTTP request could carry are the caller's mistake, a 400. */

@@ -22,6 +22,11 @@ export interface EndpointContext {
   /** The client's address as the host reported it (`serve()` passes the socket's), if known. */
   readonly ip: string | undefined;
   readonly db: Kysely<any>;
+  /**
+   * A list's filter as server code gave it (`app.api`'s `where`): an object, read by the same
+   * parser as the `filter[…]` parameters after decoding, with its values typed. Undefined over HTTP.
+   */
+  readonly where?: unknown;
   /** The parsed JSON body, read on first call within the body limit. */
   readBody(): Promise<unknown>;
   /** The caller, identified once per request; throws 401 for invalid credentials. */

@@ -76,6 +76,8 @@ export function parseListQuery(
   query: Readonly<Record<string, string | undefined>>,
   rules: ListRules,
   extra: readonly string[] = [],
+  /** The filter server code gave as an object (`ctx.where`). */
+  where?: unknown,
 ): ListQuery {
   for (const name of Object.keys(query)) {
     if (
@@ -93,7 +95,7 @@ export function parseListQuery(
     search: parseSearch(query.search, rules),
     sortBy: parseSortBy(query.sortBy, rules),
     sortOrder: parseSortOrder(query.sortOrder),
-    where: parseListFilter(query, rules),
+    where: parseListFilter(query, rules, where),
     count: parseCount(query.count, rules),
     cursor: parseCursor(query),
   };
@@ -114,10 +116,14 @@ function parseCount(value: string | undefined, rules: ListRules): CountMode {
   return value as CountMode;
 }
 
-/** The `filter[…]` parameters of a query, checked against the fields the caller may filter on. */
+/**
+ * The `filter[…]` parameters of a query, checked against the fields the caller may filter on; or
+ * the filter server code gave as an object, read by the same parser with its values typed.
+ */
 export function parseListFilter(
   query: Readonly<Record<string, string | undefined>>,
   rules: Pick<ListRules, "filterable">,
+  where?: unknown,
 ): Condition | undefined {
   let filter: object | undefined;
   try {
@@ -125,7 +131,9 @@ export function parseListFilter(
   } catch (error) {
     throw badQuery(`The filter is malformed: ${(error as Error).message}.`);
   }
-  return parseWhere(filter, rules.filterable, { fromText: true });
+  if (where === undefined) return parseWhere(filter, rules.filterable, { fromText: true });
+  if (filter !== undefined) throw badQuery("Give the filter once: as `where`, or as filter[…] parameters.");
+  return parseWhere(where, rules.filterable);
 }
 
 /** `page` and `limit`: positive integers, the limit clamped to `maxLimit`. */

@@ -69,7 +69,7 @@ export async function openStream(
   // The one answer every list gives an unknown parameter, naming it (`filters[status]` included).
   for (const name of Object.keys(ctx.query))
     if (!isFilterParameter(name) && name !== "lastEventId") throw unknownParameter(name, ["lastEventId"]);
-  const where = parseListFilter(ctx.query, rules);
+  const where = parseListFilter(ctx.query, rules, ctx.where);
   // `filter[author.name]` names a related record's field (a `via` field): refused like a related condition.
   const named = where ? fieldsNamed(where) : undefined;
   if (

@@ -237,7 +237,12 @@ function listFiles(state: UploadState) {
     async handler(ctx: EndpointContext) {
       const { scope } = await admitUploadRows(state.access, "list", ctx, state.app.profile);
       requireTable(state, "list");
-      const list = parseListQuery(ctx.query, { ...LIST_RULES, ...state.app.listLimits }, ["mimeType"]);
+      const list = parseListQuery(
+        ctx.query,
+        { ...LIST_RULES, ...state.app.listLimits },
+        ["mimeType"],
+        ctx.where,
+      );
       const mimeType = ctx.query.mimeType?.toLowerCase();
       if (
         mimeType !== undefined &&

@@ -45,7 +45,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       const admission = await admit(rt, ctx, "list");
       // A caller who may not read a field cannot search, sort or filter on it either.
       const rules = rt.listRulesFor(admission.hidden);
-      const query = parseListQuery(ctx.query, rules, EXPAND);
+      const query = parseListQuery(ctx.query, rules, EXPAND, ctx.where);
       const expand = parseExpand(ctx.query.expand, rt, admission.hidden);
       const related = query.where !== undefined && namesRelatedFields(query.where, rules.filterable);
       if (related) query.where = await scopeRelatedFilters(query.where!, rt, ctx, rules.filterable);
