@@ -28,7 +28,12 @@ forEachDialect((dialect) => {
     ] as const)
       await app.api.createProduct({ body: { name, price }, overrideAccess: true });
     const names = async (where: object) =>
-      (await app.api.listProducts({ query: { where, sortBy: "price", sortOrder: "asc" }, overrideAccess: true })).items
+      (
+        await app.api.listProducts({
+          query: { where, sortBy: "price", sortOrder: "asc" },
+          overrideAccess: true,
+        })
+      ).items
         .map((p) => p.name)
         .filter((n) => n.startsWith("where-"));
     expect(await names({ price: { gte: 10 } })).toEqual(["where-dear"]);

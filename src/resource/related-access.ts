@@ -17,7 +17,10 @@ const perRequest = new WeakMap<EndpointContext, Readers>();
 /** The read admissions asked so far in the request `ctx` belongs to. */
 export function readersOf(ctx: EndpointContext): Readers {
   let readers = perRequest.get(ctx);
-  if (!readers) perRequest.set(ctx, (readers = new Map()));
+  if (!readers) {
+    readers = new Map();
+    perRequest.set(ctx, readers);
+  }
   return readers;
 }
 
