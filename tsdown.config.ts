@@ -7,6 +7,7 @@ export default defineConfig({
     "node/index": "src/node/index.ts",
     "cli/main": "src/cli/main.ts",
     "plugins/index": "src/plugins/index.ts",
+    "plugin-kit/index": "src/kit/index.ts",
     "storage/s3/index": "src/storage/s3/index.ts",
   },
   format: "esm",

@@ -7,6 +7,7 @@ export default defineConfig({
       "crudkit-api/node": fileURLToPath(new URL("./src/node/index.ts", import.meta.url)),
       "crudkit-api/client": fileURLToPath(new URL("./src/client/index.ts", import.meta.url)),
       "crudkit-api/plugins": fileURLToPath(new URL("./src/plugins/index.ts", import.meta.url)),
+      "crudkit-api/plugin-kit": fileURLToPath(new URL("./src/kit/index.ts", import.meta.url)),
       "crudkit-api/storage/s3": fileURLToPath(new URL("./src/storage/s3/index.ts", import.meta.url)),
       "crudkit-api": fileURLToPath(new URL("./src/index.ts", import.meta.url)),
     },

@@ -2,7 +2,7 @@
 // fields replaced before anything is stored.
 
 import { uuidv7 } from "../../core/id.ts";
-import type { HookContext } from "../../resource/hooks.ts";
+import type { HookContext } from "../../kit/index.ts";
 import type { AuditEntry } from "./audit-table.ts";
 
 export const REDACTED = "[redacted]";

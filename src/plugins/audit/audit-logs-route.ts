@@ -6,11 +6,16 @@ import { defineEndpoint } from "../../core/define-endpoint.ts";
 import type { User } from "../../core/identity.ts";
 import { dateFromIso } from "../../core/iso-date.ts";
 import type { PluginContext } from "../../core/plugin.ts";
-import { dateToColumn } from "../../db/column-values.ts";
-import { PAGE_QUERY, pageOf } from "../../openapi/document.ts";
-import { parsePage, unknownParameter } from "../../query/list-query.ts";
-import { newestFirstPage } from "../../query/newest-first-page.ts";
-import { admitPluginRows, type PluginRowRule } from "../../resource/plugin-access.ts";
+import {
+  admitPluginRows,
+  dateToColumn,
+  newestFirstPage,
+  PAGE_QUERY,
+  type PluginRowRule,
+  pageOf,
+  parsePage,
+  unknownParameter,
+} from "../../kit/index.ts";
 import {
   AUDIT_LOGS,
   type AuditEntry,

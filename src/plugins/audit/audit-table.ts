@@ -1,10 +1,14 @@
 // The `audit_logs` table and its rows as API entries, indexed for the filters of GET /audit/logs
 // (each filter, newest first).
 
-import { dateFromColumn, dateToColumn, jsonFromColumn } from "../../db/column-values.ts";
-import type { DialectProfile } from "../../db/dialect.ts";
-import type { TableDefinition } from "../../db/table-definition.ts";
-import { tableFilterFields } from "../../query/where.ts";
+import {
+  type DialectProfile,
+  dateFromColumn,
+  dateToColumn,
+  jsonFromColumn,
+  type TableDefinition,
+  tableFilterFields,
+} from "../../kit/index.ts";
 
 export const AUDIT_LOGS = "audit_logs";
 

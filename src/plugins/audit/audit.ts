@@ -5,9 +5,15 @@
 import { ConfigError } from "../../core/errors.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { PluginContext } from "../../core/plugin.ts";
-import { dateToColumn } from "../../db/column-values.ts";
-import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../../db/query-template.ts";
-import type { AnyResourceHooks, HookContext } from "../../resource/hooks.ts";
+import {
+  type AnyResourceHooks,
+  compileTemplate,
+  dateToColumn,
+  type HookContext,
+  type QueryTemplate,
+  runTemplate,
+  slot,
+} from "../../kit/index.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
 import { AUDIT_LOGS, auditLogsTable, toRow } from "./audit-table.ts";

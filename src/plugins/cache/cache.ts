@@ -9,8 +9,12 @@ import type { User } from "../../core/identity.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CachedRead, CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import { PRIVATE, versionedResponse } from "../../core/respond.ts";
-import type { AnyResourceHooks, HookContext } from "../../resource/hooks.ts";
-import { authorizePluginRoute, type PluginRule } from "../../resource/plugin-access.ts";
+import {
+  type AnyResourceHooks,
+  authorizePluginRoute,
+  type HookContext,
+  type PluginRule,
+} from "../../kit/index.ts";
 import type { CacheStore } from "./cache-store.ts";
 import { memoryStore } from "./memory-store.ts";
 

@@ -2,8 +2,7 @@
 
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
-import { isUniqueViolation } from "../../db/database.ts";
-import type { TableDefinition } from "../../db/table-definition.ts";
+import { isUniqueViolation, type TableDefinition } from "../../kit/index.ts";
 
 /** The first answer to a key, replayed to every retry with the same request. */
 export interface StoredAnswer {

@@ -1,7 +1,7 @@
 // Options of the upload plugin, with the spec's defaults.
 
 import type { MaybePromise, User } from "../../core/identity.ts";
-import type { PluginRowRule, PluginRule } from "../../resource/plugin-access.ts";
+import type { PluginRowRule, PluginRule } from "../../kit/index.ts";
 import type { StorageAdapter } from "../../storage/storage-adapter.ts";
 import type { FileNaming } from "./file-naming.ts";
 import type { UploadedFileRecord } from "./uploaded-files-table.ts";

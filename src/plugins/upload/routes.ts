@@ -6,14 +6,18 @@ import { APIError } from "../../core/errors.ts";
 import { uuidv7 } from "../../core/id.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { assertJsonBody, interrupted } from "../../core/request-body.ts";
-import { dateToColumn } from "../../db/column-values.ts";
-import { PAGE_QUERY, pageOf } from "../../openapi/document.ts";
-import { type paginate, parseListQuery } from "../../query/list-query.ts";
-import { newestFirstPage } from "../../query/newest-first-page.ts";
-import type { Where } from "../../query/where.ts";
-import { compileWhere } from "../../query/where-sql.ts";
-import { hookContextOf } from "../../resource/runtime.ts";
-import { runWrite } from "../../resource/write-pipeline.ts";
+import {
+  compileWhere,
+  dateToColumn,
+  hookContextOf,
+  newestFirstPage,
+  PAGE_QUERY,
+  pageOf,
+  type paginate,
+  parseListQuery,
+  runWrite,
+  type Where,
+} from "../../kit/index.ts";
 import { chunksOf } from "../../storage/storage-adapter.ts";
 import { downloadResponse } from "./download.ts";
 import type { UploadAccess } from "./options.ts";

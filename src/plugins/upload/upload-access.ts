@@ -3,8 +3,12 @@
 
 import type { EndpointContext } from "../../core/endpoint.ts";
 import type { User } from "../../core/identity.ts";
-import type { DialectProfile } from "../../db/dialect.ts";
-import { admitPluginRows, authorizePluginRoute, type PluginAdmission } from "../../resource/plugin-access.ts";
+import {
+  admitPluginRows,
+  authorizePluginRoute,
+  type DialectProfile,
+  type PluginAdmission,
+} from "../../kit/index.ts";
 import type { UploadAccess, UploadAccessContext } from "./options.ts";
 import { uploadFilterFields } from "./uploaded-files-table.ts";
 

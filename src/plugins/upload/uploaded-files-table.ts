@@ -1,10 +1,13 @@
 // The `uploaded_files` table (columns exactly as the spec lists them) and its rows as API records.
 // Records never carry `path`: it is the storage key, not for callers.
 
-import { dateFromColumn, jsonFromColumn } from "../../db/column-values.ts";
-import type { TableDefinition } from "../../db/table-definition.ts";
-import { tableFilterFields } from "../../query/where.ts";
-import type { FileRecord } from "../../resource/references.ts";
+import {
+  dateFromColumn,
+  type FileRecord,
+  jsonFromColumn,
+  type TableDefinition,
+  tableFilterFields,
+} from "../../kit/index.ts";
 
 export const UPLOADED_FILES = "uploaded_files";
 
