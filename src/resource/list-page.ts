@@ -1,0 +1,151 @@
+// A list page of a resource: filter and row rule compiled, search through the index where one
+// covers the fields, the page by offset or keyset cursor, its count, and the cursors beside it.
+// Over a big SQLite table a list that may read more than its page runs on a reader thread.
+
+import { type Kysely, sql } from "kysely";
+import type { Database } from "../db/database.ts";
+import { runTemplate } from "../db/query-template.ts";
+import type { RecordCodec } from "../db/record-codec.ts";
+import { walksIndex } from "../db/sqlite-plan.ts";
+import { fewCandidates, indexableTerm, phraseIn, searchIndexColumns } from "../db/sqlite-search.ts";
+import type { ListQuery } from "../query/list-query.ts";
+import type { Condition, FilterField } from "../query/where.ts";
+import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
+import { type Cursor, cursorValue, decodeCursor, encodeCursor } from "./keyset.ts";
+import { countRows } from "./list-count.ts";
+import type { listTemplateCache } from "./list-templates.ts";
+import type { ListedPage, ListScope } from "./record-store.ts";
+import type { AnyResource } from "./types.ts";
+
+type Row = Record<string, unknown>;
+
+/** An OFFSET past this many rows reads them all first: such a page goes to a reader thread. */
+const CHEAP_OFFSET = 1000;
+
+/** Past this many rows a list may take long enough to be worth a reader thread. */
+const BIG_TABLE = 10_000;
+
+/**
+ * Up to this many rows, counting a whole table takes a few milliseconds (SQLite counts the
+ * smallest index): less than a trip to a reader thread costs a list that is otherwise cheap.
+ */
+const FAST_COUNT_ROWS = 200_000;
+
+/** About how many rows `table` has, looked up at most once a second (rowids grow with the table). */
+function tableSize(database: Database, table: string): () => Promise<number> {
+  let size = 0;
+  let checkedAt = 0;
+  const query = sql<{ last: unknown }>`select max(rowid) as last from ${sql.table(table)}`;
+  return async () => {
+    const now = Date.now();
+    if (now - checkedAt >= 1000) {
+      checkedAt = now;
+      size = Number((await query.execute(database.kysely)).rows[0]?.last ?? 0);
+    }
+    return size;
+  };
+}
+
+/** What a resource's lists are built from, made once with its store. */
+export interface ListParts {
+  resource: AnyResource;
+  database: Database;
+  fields: ReadonlyMap<string, FilterField>;
+  codec: RecordCodec;
+  defaultSort: string;
+  compileScope: (scope: Condition) => CompiledWhere;
+  listTemplates: ReturnType<typeof listTemplateCache>;
+}
+
+/** The `list` of a resource's store. */
+export function pagedList({
+  resource,
+  database,
+  fields,
+  codec,
+  defaultSort,
+  compileScope,
+  listTemplates,
+}: ListParts): (main: Kysely<any>, query: ListQuery, within?: ListScope) => Promise<ListedPage> {
+  const { profile } = database;
+  const table = resource.name;
+  // SQLite searches through its FTS5 index once a migration built it; elsewhere the LIKE itself
+  // is what an index (pg_trgm) serves, or what scans (MySQL).
+  const size = database.readers ? tableSize(database, table) : undefined;
+  const few = size && resource.searchable.length > 0 ? fewCandidates(database, table) : undefined;
+  const searchIndex =
+    profile.searchIndex === "fts5 trigram" && resource.searchable.length > 0
+      ? searchIndexColumns(database, table)
+      : undefined;
+  return async (main, query, within = {}) => {
+    const filter = query.where ? compileWhere(query.where, fields, profile) : undefined;
+    const rule = within.scope ? compileScope(within.scope) : undefined;
+    const sortBy = query.sortBy ?? defaultSort;
+    const binding = { resource: resource.name, sortBy, sortOrder: query.sortOrder };
+    const sortField = fields.get(sortBy)!;
+    const cursor = query.cursor ? decodeCursor(query.cursor, binding, sortField, profile) : undefined;
+    const keyset = cursor && { direction: cursor.direction, valueIsNull: cursor.value === null };
+    const searchIn = within.searchIn ?? resource.searchable;
+    let indexed = false;
+    if (searchIndex && query.search !== undefined && indexableTerm(query.search)) {
+      const covered = await searchIndex();
+      indexed = searchIn.every((f) => covered.has(f));
+    }
+    const templates = listTemplates(query, filter, rule, searchIn, indexed, keyset);
+    // Over a big SQLite table, a list that may read more than its page runs on a reader thread:
+    // however long it takes, the event loop goes on serving other requests.
+    const cheap = async (rows: number) => {
+      if (!cursor && (query.page - 1) * query.limit > CHEAP_OFFSET) return false;
+      // A rare term: the list reads only the few rows the index holds for it, counted or not.
+      if (indexed && (await few!(main, values.match!))) return true;
+      const counted = query.count !== "none";
+      if (counted && (templates.narrowed || (query.count === "exact" && rows > FAST_COUNT_ROWS)))
+        return false;
+      templates.walks ??= walksIndex(main, templates.page, values, templates.narrowed);
+      return templates.walks;
+    };
+    const search = query.search === undefined ? undefined : `%${query.search.replace(/[\\%_]/g, "\\$&")}%`;
+    const values = Object.assign(
+      { match: indexed ? phraseIn(searchIn, query.search!) : undefined },
+      filter?.values,
+      rule?.values,
+      {
+        search,
+        // Without a count, and past a cursor, one row more than the page says whether another follows.
+        limit: query.count === "none" || cursor ? query.limit + 1 : query.limit,
+        offset: (query.page - 1) * query.limit,
+        kv: cursor?.value,
+        ki: cursor?.id,
+      },
+    );
+    const tableRows = !main.isTransaction && size ? await size() : 0;
+    const db = tableRows > BIG_TABLE && !(await cheap(tableRows)) ? database.readers!.pick() : main;
+    const total =
+      query.count === "none" ? null : await countRows(db, database, table, templates, values, query.count);
+    const { rows } = await runTemplate<Row>(db, templates.page, values);
+    const more = rows.length > query.limit;
+    const page = more ? rows.slice(0, query.limit) : rows;
+    if (cursor?.direction === "before") page.reverse();
+    const items = page.map(codec.fromRow);
+    const edge = (direction: Cursor["direction"], row: Row | undefined) =>
+      row ? encodeCursor(binding, direction, cursorValue(sortField, row[sortBy]), row.id) : null;
+    // Past a cursor the rows on its other side exist (the cursor's own row, at least).
+    const hasNext = cursor
+      ? cursor.direction === "before" || more
+      : query.count === "none"
+        ? more
+        : undefined;
+    const hasPrev = cursor ? cursor.direction === "after" || more : query.page > 1;
+    const last = items.at(-1);
+    const first = items[0];
+    return {
+      items,
+      total,
+      more,
+      hasNext,
+      hasPrev,
+      nextCursor: hasNext !== false ? edge("after", last) : null,
+      prevCursor: hasPrev ? edge("before", first) : null,
+    };
+  };
+}

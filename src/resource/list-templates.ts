@@ -1,0 +1,94 @@
+// The statements of a list, one pair per shape of query (the filter's shape, never its values, is
+// in the key): the page (by offset or keyset), its count, and the capped counts of list-count.ts.
+
+import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
+import type { DialectProfile } from "../db/dialect.ts";
+import { compileTemplate, slot } from "../db/query-template.ts";
+import { indexedRows } from "../db/sqlite-search.ts";
+import type { ListQuery } from "../query/list-query.ts";
+import type { CompiledWhere } from "../query/where-sql.ts";
+import { type Cursor, keysetCondition } from "./keyset.ts";
+import type { ListTemplates } from "./list-count.ts";
+
+const TEMPLATE_CACHE_LIMIT = 256;
+
+/** The list statements of `table`, compiled on first use per shape and kept (up to a limit). */
+export function listTemplateCache(
+  builder: Kysely<any>,
+  table: string,
+  profile: DialectProfile,
+  defaultSort: string,
+  nullableFields: ReadonlySet<string>,
+) {
+  const lists = new Map<string, ListTemplates>();
+  // SELECT * FROM t [WHERE (a LIKE ? ESCAPE '\' OR b LIKE ? ESCAPE '\') [AND <filter>]]
+  //   ORDER BY <sort> <dir>, id <dir> LIMIT ? OFFSET ?
+  // One pair of templates per shape of query: the filter's shape, never its values, is in the key.
+  return (
+    query: ListQuery,
+    filter: CompiledWhere | undefined,
+    rule: CompiledWhere | undefined,
+    searchIn: readonly string[],
+    indexed: boolean,
+    keyset: { direction: Cursor["direction"]; valueIsNull: boolean } | undefined,
+  ) => {
+    const searched = query.search ? `${indexed ? "fts:" : ""}${searchIn.join(",")}` : "";
+    const paging = keyset ? `${keyset.direction}${keyset.valueIsNull ? "0" : ""}` : "";
+    const key = `${searched}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}:${rule?.shape ?? ""}:${paging}`;
+    let templates = lists.get(key);
+    if (!templates) {
+      const conditions: Expression<SqlBool>[] = [];
+      if (rule) conditions.push(rule.build());
+      if (query.search && indexed) conditions.push(indexedRows(table, slot("match")));
+      if (query.search)
+        conditions.push(
+          sql<SqlBool>`(${sql.join(
+            searchIn.map((f) => profile.likeMatch(sql.ref(f), slot("search"))),
+            sql` or `,
+          )})`,
+        );
+      if (filter) conditions.push(filter.build());
+      const sortBy = query.sortBy ?? defaultSort;
+      let page = builder.selectFrom(table).selectAll();
+      let count = builder.selectFrom(table).select(sql<number>`count(*)`.as("total"));
+      let matching = builder.selectFrom(table).select(sql<number>`1`.as("one"));
+      if (conditions.length > 0) {
+        const where = sql.join(conditions, sql` and `) as Expression<SqlBool>;
+        page = page.where(where);
+        count = count.where(where);
+        matching = matching.where(where);
+      }
+      // A page before a cursor is read backwards from it, then put back in order.
+      const ascending = (query.sortOrder === "asc") !== (keyset?.direction === "before");
+      const nullable = nullableFields.has(sortBy);
+      if (keyset)
+        page = page.where(
+          keysetCondition(sortBy, ascending, keyset.valueIsNull, nullable, profile.rowValueKeyset),
+        );
+      const direction = ascending ? "asc" : "desc";
+      // Nulls first ascending and last descending everywhere; PostgreSQL's own default is the reverse.
+      page =
+        profile.explicitNullsOrder && nullable
+          ? page.orderBy(
+              sql`${sql.ref(sortBy)} ${sql.raw(direction)} nulls ${sql.raw(ascending ? "first" : "last")}`,
+            )
+          : page.orderBy(sortBy, direction);
+      if (sortBy !== "id") page = page.orderBy("id", direction);
+      templates = {
+        page: compileTemplate(
+          keyset ? page.limit(slot("limit")) : page.limit(slot("limit")).offset(slot("offset")),
+        ),
+        count: compileTemplate(count),
+        narrowed: conditions.length > 0,
+        capped: compileTemplate(
+          builder
+            .selectFrom(matching.limit(slot("cap")).as("capped"))
+            .select(sql<number>`count(*)`.as("total")),
+        ),
+        matching: compileTemplate(matching),
+      };
+      if (lists.size < TEMPLATE_CACHE_LIMIT) lists.set(key, templates);
+    }
+    return templates;
+  };
+}
