@@ -17,7 +17,7 @@ import { checkOptionKeys, optionKeys } from "../core/option-keys.ts";
 import type { CrudkitPlugin, PluginContext } from "../core/plugin.ts";
 import { EndpointRouter } from "../core/router.ts";
 import { autoMigrate } from "../db/auto-migrate.ts";
-import { type DatabaseOptions, openDatabase } from "../db/database.ts";
+import { type Database, type DatabaseOptions, openDatabase } from "../db/database.ts";
 import { hostOf } from "../db/database-url.ts";
 import type { DialectProfile } from "../db/dialect.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
@@ -213,75 +213,34 @@ export function crudkit<
     options.log ??
     ((message, error) => (error === undefined ? console.error(message) : console.error(message, error)));
   const plugins: readonly CrudkitPlugin[] = options.plugins ?? [];
-  checkUnique(
-    options.resources.map((r) => r.name),
-    "resource",
-  );
-  checkUnique(
-    plugins.map((p) => p.id),
-    "plugin",
-  );
+  checkNames(options.resources, plugins);
 
   const cors = options.cors ? createCors(options.cors) : undefined;
-  const statementTimeout = options.statementTimeout ?? 10_000;
-  if (!(Number.isFinite(statementTimeout) && statementTimeout >= 0))
-    throw new ConfigError("statementTimeout must be a number of milliseconds, 0 for no limit.");
-  const database = openDatabase(options.database, log, statementTimeout);
-  let jsonDepth: number;
-  try {
-    jsonDepth = jsonDepthFor(options.maxJsonDepth, database.profile);
-  } catch (error) {
-    void database.kysely.destroy().catch(() => {});
-    throw error;
-  }
+  const { database, jsonDepth } = openAppDatabase(options, log);
   const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };
   const runtimes = new Map<string, ResourceRuntime>();
-  const identify = chainIdentify([
-    ...(options.identify ? [options.identify] : []),
-    ...plugins.flatMap((p) => (p.identify ? [p.identify] : [])),
-  ]);
+  const identify = chainIdentify(
+    [options.identify, ...plugins.map((p) => p.identify)].filter((i) => i !== undefined),
+  );
   const relations = readRelations(options.resources);
   const files = plugins.find((p) => p.files)?.files;
   if (relations.ownsFiles && !files)
     throw new ConfigError("fileRef fields hold uploaded files: add the upload() plugin to the app.");
-  const pluginContext: PluginContext = {
-    db: database.kysely,
-    dialect: database.dialect,
-    profile: database.profile,
+  const pluginContext = pluginContextOf(database, runtimes, {
     basePath,
     log,
     hooks: chainHooks(plugins.map((p) => p.hooks)),
     jsonDepth,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     listLimits,
-    canReadRecord: async (resource, id, ctx) => {
-      const runtime = runtimes.get(resource);
-      return runtime ? canRead(runtime, id, ctx) : false;
-    },
-    snapshotReader: async (resource, ctx) => {
-      const runtime = runtimes.get(resource);
-      // A plugin's own records (`uploaded_file`) have no resource rules here: the plugin's decide.
-      return runtime ? snapshotReader(runtime, ctx) : () => true;
-    },
-    hiddenFields: async (resource, { user, headers }) =>
-      (await runtimes.get(resource)?.fieldPolicy.hidden({ user, headers, operation: "read", resource })) ??
-      new Set(),
-  };
-  const hub = options.realtime
-    ? new RealtimeHub(
-        options.realtime === true ? {} : options.realtime,
-        async (resource, id) => runtimes.get(resource)?.store.findById(database.kysely, id),
-        log,
-        database.profile.likeFolds,
-      )
-    : undefined;
+  });
+  const hub = options.realtime ? realtimeHub(options.realtime, runtimes, database, log) : undefined;
   const caches = plugins.flatMap((p) => (p.readCache ? [p.readCache] : []));
   if (caches.length > 1) throw new ConfigError("Only one plugin may cache reads; two were given.");
-  const endpoints: Endpoint[] = [];
-  const tables: TableDefinition[] = [];
-  const listNames: string[] = [];
-  for (const resource of options.resources) {
-    const runtime = createResourceRuntime(resource, {
+  const { endpoints, tables, listNames } = assembleResources(
+    options.resources,
+    runtimes,
+    {
       database,
       pluginHooks: [...plugins.flatMap((p) => (p.hooks ? [p.hooks] : [])), ...(hub ? [publishing(hub)] : [])],
       ...listLimits,
@@ -290,60 +249,14 @@ export function crudkit<
       relations,
       files,
       runtimeOf: (name) => runtimes.get(name)!,
-    });
-    runtimes.set(resource.name, runtime);
-    const own = resourceEndpoints(runtime);
-    if (hub) {
-      // The list's URLs answer an EventSource (Accept: text/event-stream) with the event stream.
-      for (const [i, e] of own.entries())
-        if (e.doc?.resource?.operation === "list")
-          own[i] = { ...e, handler: negotiated(e.handler, runtime, hub, identify) };
-      if (resource.plural !== resource.name) own.push(eventsEndpoint(runtime, hub, identify));
-    }
-    endpoints.push(...own);
-    // list<Plural> (and its alias): each gets list<Plural>Pages on app.api.
-    for (const e of own)
-      if (e.method === "GET" && e.path === `/${resource.plural}`)
-        for (const name of [e.operationName, ...(e.operationAliases ?? [])]) if (name) listNames.push(name);
-    tables.push(resourceTable(resource));
-  }
-  for (const plugin of plugins) {
-    const added =
-      typeof plugin.endpoints === "function" ? plugin.endpoints(pluginContext) : (plugin.endpoints ?? []);
-    endpoints.push(...added);
-    tables.push(...(plugin.tables ?? []));
-  }
-  checkUnique(
-    tables.map((t) => t.name),
-    "table",
+    },
+    hub && { hub, identify },
   );
-  // Wrapping plugins (idempotency, rate limits) go around each endpoint, the first listed outermost.
-  for (let i = 0; i < endpoints.length; i++) endpoints[i] = wrapped(endpoints[i]!, plugins, pluginContext);
+  addPlugins(plugins, pluginContext, endpoints, tables);
   const rpc = rpcEndpoint(endpoints);
   if (rpc) endpoints.push(rpc);
-  let document: OpenApiDocument | undefined;
-  const openapi = () =>
-    (document ??= buildOpenApi({
-      basePath,
-      resources: options.resources,
-      relations,
-      endpoints: endpoints.filter((e) => e !== rpc),
-      securitySchemes: Object.assign({}, ...plugins.map((p) => p.securitySchemes ?? {})),
-      wrappedDocs: (endpoint) => plugins.flatMap((p) => p.describeWrapped?.(endpoint) ?? []),
-      ...(options.openapi || {}),
-    }));
-  if (options.docs) {
-    if (options.openapi === false)
-      throw new ConfigError("docs: true shows the OpenAPI document; openapi cannot be false.");
-    endpoints.push(...docsEndpoints(basePath));
-  }
-  if (options.openapi !== false)
-    endpoints.push({
-      method: "GET",
-      path: "/openapi.json",
-      doc: { summary: "This document", tags: ["meta"], public: true, response: { type: "object" } },
-      handler: async () => openapi(),
-    });
+  const openapi = openApiOf(options, { basePath, relations, endpoints, rpc, plugins });
+  endpoints.push(...metaEndpoints(options, basePath, openapi));
   let closing: Promise<void> | undefined;
   const healthChecks: HealthCheck[] = [
     databaseCheck(database.kysely),
@@ -362,11 +275,7 @@ export function crudkit<
     clientAddress: clientAddressOf(options.trustProxy),
   };
   const startup = createStartup(
-    [
-      ...(options.autoMigrate ? [() => autoMigrate(database, tables, log)] : []),
-      ...plugins.flatMap((plugin) => (plugin.init ? [() => plugin.init!(pluginContext)] : [])),
-      ...(hub ? [() => hub.start()] : []),
-    ],
+    startupSteps(options.autoMigrate === true, { database, tables, log, plugins, pluginContext, hub }),
     databaseHost(options.database),
     log,
   );
@@ -392,30 +301,7 @@ export function crudkit<
     plugins: plugins as Plugins,
     endpoints,
     openapi,
-    realtime: hub && {
-      stats: () => hub.stats(),
-      // Through the handler, as a client would: one code path decides what every subscriber sees.
-      subscribe: (
-        resource: string,
-        { headers, where }: { headers?: HeadersInit; where?: object },
-        onEvent: never,
-        callbacks = {},
-      ) => {
-        const plural = runtimes.get(resource)?.resource.plural;
-        if (!plural) throw new ConfigError(`realtime.subscribe(): there is no resource named "${resource}".`);
-        return subscribe(
-          {
-            baseURL: `http://in-process.local${basePath}`,
-            headers: headers ?? {},
-            fetch: (url, init) => handler(new Request(url, init)),
-          },
-          plural,
-          where ? { where } : undefined,
-          onEvent,
-          callbacks,
-        );
-      },
-    },
+    realtime: hub && realtimeFacade(hub, runtimes, basePath, handler),
     endStreams: async () => hub?.endStreams(),
     // An eighth of the connections (16 at least) stay for ordinary requests, whatever streams hold.
     reserveConnections: (maxConnections: number) =>
@@ -427,14 +313,7 @@ export function crudkit<
       return can(runtime, operation, canOptions);
     },
     close() {
-      closing ??= (async () => {
-        // New requests are refused from here (see startup); those already running finish first.
-        await hub?.close();
-        await inFlight.settled(CLOSE_GRACE_MS);
-        for (const plugin of plugins) await plugin.close?.();
-        await database.readers?.close();
-        await database.kysely.destroy();
-      })();
+      closing ??= closeApp(hub, inFlight, plugins, database);
       return closing;
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,
@@ -509,4 +388,247 @@ function checkUnique(names: readonly string[], what: string): void {
     if (seen.has(name)) throw new ConfigError(`Two ${what}s are named "${name}".`);
     seen.add(name);
   }
+}
+
+/** The app's database, opened, and how deep its request JSON may nest. */
+function openAppDatabase(
+  options: Pick<
+    CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>,
+    "database" | "statementTimeout" | "maxJsonDepth"
+  >,
+  log: Log,
+): { database: Database; jsonDepth: number } {
+  const statementTimeout = options.statementTimeout ?? 10_000;
+  if (!(Number.isFinite(statementTimeout) && statementTimeout >= 0))
+    throw new ConfigError("statementTimeout must be a number of milliseconds, 0 for no limit.");
+  const database = openDatabase(options.database, log, statementTimeout);
+  try {
+    return { database, jsonDepth: jsonDepthFor(options.maxJsonDepth, database.profile) };
+  } catch (error) {
+    void database.kysely.destroy().catch(() => {});
+    throw error;
+  }
+}
+
+/** What plugins are given of the app: its database, limits, and the resources' rules by name. */
+function pluginContextOf(
+  database: Database,
+  runtimes: ReadonlyMap<string, ResourceRuntime>,
+  given: Pick<PluginContext, "basePath" | "log" | "hooks" | "jsonDepth" | "bodyLimit" | "listLimits">,
+): PluginContext {
+  return {
+    db: database.kysely,
+    dialect: database.dialect,
+    profile: database.profile,
+    ...given,
+    canReadRecord: async (resource, id, ctx) => {
+      const runtime = runtimes.get(resource);
+      return runtime ? canRead(runtime, id, ctx) : false;
+    },
+    snapshotReader: async (resource, ctx) => {
+      const runtime = runtimes.get(resource);
+      // A plugin's own records (`uploaded_file`) have no resource rules here: the plugin's decide.
+      return runtime ? snapshotReader(runtime, ctx) : () => true;
+    },
+    hiddenFields: async (resource, { user, headers }) =>
+      (await runtimes.get(resource)?.fieldPolicy.hidden({ user, headers, operation: "read", resource })) ??
+      new Set(),
+  };
+}
+
+/** The OpenAPI document of the app's endpoints, built on first use. */
+function openApiOf(
+  options: CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>,
+  parts: {
+    basePath: string;
+    relations: ReturnType<typeof readRelations>;
+    endpoints: readonly Endpoint[];
+    rpc: Endpoint | undefined;
+    plugins: readonly CrudkitPlugin[];
+  },
+): () => OpenApiDocument {
+  const { basePath, relations, endpoints, rpc, plugins } = parts;
+  let document: OpenApiDocument | undefined;
+  return () =>
+    (document ??= buildOpenApi({
+      basePath,
+      resources: options.resources,
+      relations,
+      endpoints: endpoints.filter((e) => e !== rpc),
+      securitySchemes: Object.assign({}, ...plugins.map((p) => p.securitySchemes ?? {})),
+      wrappedDocs: (endpoint) => plugins.flatMap((p) => p.describeWrapped?.(endpoint) ?? []),
+      ...(options.openapi || {}),
+    }));
+}
+
+/** `GET /openapi.json` (unless `openapi: false`) and the docs page (`docs: true`). */
+function metaEndpoints(
+  options: Pick<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>, "docs" | "openapi">,
+  basePath: string,
+  openapi: () => OpenApiDocument,
+): Endpoint[] {
+  const endpoints: Endpoint[] = [];
+  if (options.docs) {
+    if (options.openapi === false)
+      throw new ConfigError("docs: true shows the OpenAPI document; openapi cannot be false.");
+    endpoints.push(...docsEndpoints(basePath));
+  }
+  if (options.openapi !== false)
+    endpoints.push({
+      method: "GET",
+      path: "/openapi.json",
+      doc: { summary: "This document", tags: ["meta"], public: true, response: { type: "object" } },
+      handler: async () => openapi(),
+    });
+  return endpoints;
+}
+
+/** `app.realtime`: stream stats, and subscriptions from server code through the handler. */
+function realtimeFacade(
+  hub: RealtimeHub,
+  runtimes: ReadonlyMap<string, ResourceRuntime>,
+  basePath: string,
+  handler: (request: Request) => Promise<Response>,
+) {
+  return {
+    stats: () => hub.stats(),
+    // Through the handler, as a client would: one code path decides what every subscriber sees.
+    subscribe: (
+      resource: string,
+      { headers, where }: { headers?: HeadersInit; where?: object },
+      onEvent: never,
+      callbacks = {},
+    ) => {
+      const plural = runtimes.get(resource)?.resource.plural;
+      if (!plural) throw new ConfigError(`realtime.subscribe(): there is no resource named "${resource}".`);
+      return subscribe(
+        {
+          baseURL: `http://in-process.local${basePath}`,
+          headers: headers ?? {},
+          fetch: (url, init) => handler(new Request(url, init)),
+        },
+        plural,
+        where ? { where } : undefined,
+        onEvent,
+        callbacks,
+      );
+    },
+  };
+}
+
+/** Each resource's runtime, endpoints (with event streams when realtime is on) and table. */
+function assembleResources(
+  resources: readonly AnyResource[],
+  runtimes: Map<string, ResourceRuntime>,
+  deps: Parameters<typeof createResourceRuntime>[1],
+  streams: { hub: RealtimeHub; identify: Identify | undefined } | undefined,
+) {
+  const endpoints: Endpoint[] = [];
+  const tables: TableDefinition[] = [];
+  const listNames: string[] = [];
+  for (const resource of resources) {
+    const runtime = createResourceRuntime(resource, deps);
+    runtimes.set(resource.name, runtime);
+    const own = resourceEndpoints(runtime);
+    if (streams) {
+      const { hub, identify } = streams;
+      // The list's URLs answer an EventSource (Accept: text/event-stream) with the event stream.
+      for (const [i, e] of own.entries())
+        if (e.doc?.resource?.operation === "list")
+          own[i] = { ...e, handler: negotiated(e.handler, runtime, hub, identify) };
+      if (resource.plural !== resource.name) own.push(eventsEndpoint(runtime, hub, identify));
+    }
+    endpoints.push(...own);
+    // list<Plural> (and its alias): each gets list<Plural>Pages on app.api.
+    for (const e of own)
+      if (e.method === "GET" && e.path === `/${resource.plural}`)
+        for (const name of [e.operationName, ...(e.operationAliases ?? [])]) if (name) listNames.push(name);
+    tables.push(resourceTable(resource));
+  }
+  return { endpoints, tables, listNames };
+}
+
+/** Plugins' endpoints and tables added; then every endpoint wrapped by the wrapping plugins. */
+function addPlugins(
+  plugins: readonly CrudkitPlugin[],
+  context: PluginContext,
+  endpoints: Endpoint[],
+  tables: TableDefinition[],
+): void {
+  for (const plugin of plugins) {
+    const added =
+      typeof plugin.endpoints === "function" ? plugin.endpoints(context) : (plugin.endpoints ?? []);
+    endpoints.push(...added);
+    tables.push(...(plugin.tables ?? []));
+  }
+  checkUnique(
+    tables.map((t) => t.name),
+    "table",
+  );
+  // Wrapping plugins (idempotency, rate limits) go around each endpoint, the first listed outermost.
+  for (let i = 0; i < endpoints.length; i++) endpoints[i] = wrapped(endpoints[i]!, plugins, context);
+}
+
+/** What startup runs, in order: migrations, each plugin's init, the realtime bus. */
+function startupSteps(
+  autoMigrating: boolean,
+  app: {
+    database: Database;
+    tables: readonly TableDefinition[];
+    log: Log;
+    plugins: readonly CrudkitPlugin[];
+    pluginContext: PluginContext;
+    hub: RealtimeHub | undefined;
+  },
+): (() => Promise<unknown> | unknown)[] {
+  const { database, tables, log, plugins, pluginContext, hub } = app;
+  return [
+    ...(autoMigrating ? [() => autoMigrate(database, tables, log)] : []),
+    ...plugins.flatMap((plugin) => (plugin.init ? [() => plugin.init!(pluginContext)] : [])),
+    ...(hub ? [() => hub.start()] : []),
+  ];
+}
+
+/** app.close(): new requests are refused from here (see startup); those running finish first. */
+async function closeApp(
+  hub: RealtimeHub | undefined,
+  inFlight: InFlight,
+  plugins: readonly CrudkitPlugin[],
+  database: Database,
+): Promise<void> {
+  await hub?.close();
+  await inFlight.settled(CLOSE_GRACE_MS);
+  for (const plugin of plugins) await plugin.close?.();
+  await database.readers?.close();
+  await database.kysely.destroy();
+}
+
+/** The hub change events go through, reading a record again by id when an event lost it. */
+function realtimeHub(
+  options: Exclude<
+    CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>["realtime"],
+    false | undefined
+  >,
+  runtimes: ReadonlyMap<string, ResourceRuntime>,
+  database: Database,
+  log: Log,
+): RealtimeHub {
+  return new RealtimeHub(
+    options === true ? {} : options,
+    async (resource, id) => runtimes.get(resource)?.store.findById(database.kysely, id),
+    log,
+    database.profile.likeFolds,
+  );
+}
+
+/** Resource names and plugin ids are each unique. */
+function checkNames(resources: readonly AnyResource[], plugins: readonly CrudkitPlugin[]): void {
+  checkUnique(
+    resources.map((r) => r.name),
+    "resource",
+  );
+  checkUnique(
+    plugins.map((p) => p.id),
+    "plugin",
+  );
 }
