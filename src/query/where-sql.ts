@@ -41,7 +41,6 @@ export function compileWhere(
   };
 
   // One pass takes the values and the shape, and remembers how to build the SQL.
-  type Visited = { shape: string; build: () => Expression<SqlBool> };
   const visit = (condition: Condition, named = fields): Visited => {
     if (condition.kind === "and" || condition.kind === "or") {
       const parts = condition.items.map((item) => visit(item, named));
@@ -59,22 +58,8 @@ export function compileWhere(
       const inner = visit(condition.item, named);
       return { shape: `not(${inner.shape})`, build: () => sql<SqlBool>`not ${inner.build()}` };
     }
-    if (condition.kind === "related") return visitRelated(condition);
+    if (condition.kind === "related") return visitRelated(condition, visit);
     return visitField(condition, named);
-  };
-  // EXISTS (SELECT 1 FROM "author" AS "related" WHERE "related"."id" = "post"."authorId" AND … AND <rule>)
-  const visitRelated = (c: RelatedCondition): Visited => {
-    const inner = visit(c.item, c.fields);
-    const scope = c.scope ? visit(c.scope, c.fields) : undefined;
-    const denied = c.scope === false;
-    return {
-      shape: `rel(${c.from}.${c.via}>${c.table}:${inner.shape}:${denied ? "none" : (scope?.shape ?? "")})`,
-      build: () => {
-        if (denied) return sql<SqlBool>`1 = 0`;
-        const conditions = [inner.build(), ...(scope ? [scope.build()] : [])];
-        return sql<SqlBool>`exists (select 1 from ${sql.table(c.table)} as ${sql.ref("related")} where ${sql.ref("related.id")} = ${sql.ref(`${c.from}.${c.via}`)} and ${sql.join(conditions, sql` and `)})`;
-      },
-    };
   };
   // Only the shape and the values are taken per request; Kysely's expressions are made in
   // `build`, which runs when the shape's statement is not cached yet.
@@ -147,6 +132,27 @@ export function compileWhere(
     }
   };
   return { shape, values, build, expression };
+}
+
+/** A condition compiled: its shape (the cache key of its statement), and how to build its SQL. */
+type Visited = { shape: string; build: () => Expression<SqlBool> };
+
+// EXISTS (SELECT 1 FROM "author" AS "related" WHERE "related"."id" = "post"."authorId" AND … AND <rule>)
+function visitRelated(
+  c: RelatedCondition,
+  visit: (condition: Condition, named: ReadonlyMap<string, FilterField>) => Visited,
+): Visited {
+  const inner = visit(c.item, c.fields);
+  const scope = c.scope ? visit(c.scope, c.fields) : undefined;
+  const denied = c.scope === false;
+  return {
+    shape: `rel(${c.from}.${c.via}>${c.table}:${inner.shape}:${denied ? "none" : (scope?.shape ?? "")})`,
+    build: () => {
+      if (denied) return sql<SqlBool>`1 = 0`;
+      const conditions = [inner.build(), ...(scope ? [scope.build()] : [])];
+      return sql<SqlBool>`exists (select 1 from ${sql.table(c.table)} as ${sql.ref("related")} where ${sql.ref("related.id")} = ${sql.ref(`${c.from}.${c.via}`)} and ${sql.join(conditions, sql` and `)})`;
+    },
+  };
 }
 
 const SQL_OPERATORS = { eq: "=", ne: "<>", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;

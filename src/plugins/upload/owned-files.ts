@@ -7,7 +7,7 @@
 import type { Kysely } from "kysely";
 import type { EndpointContext } from "../../core/endpoint.ts";
 import { APIError, unlessForbidden } from "../../core/errors.ts";
-import type { GarbageReport, OwnedFiles, PluginContext } from "../../core/plugin.ts";
+import type { FileOwner, GarbageReport, OwnedFiles, PluginContext } from "../../core/plugin.ts";
 import { dateToColumn, type FileRecord } from "../../kit/index.ts";
 import type { StorageAdapter } from "../../storage/storage-adapter.ts";
 import type { UploadAccess } from "./options.ts";
@@ -53,26 +53,7 @@ export function ownedFiles(state: OwnedFilesState): OwnedFiles {
       const row =
         scope === false ? undefined : await (profile.rowLocks ? query.forUpdate() : query).executeTakeFirst();
       if (!row) throw unusable(owner.field, "No uploaded file with this id exists.");
-      const heldBy =
-        row.owner_id === null
-          ? undefined
-          : { resource: row.owner_resource, id: row.owner_id, field: row.owner_field };
-      const same =
-        heldBy?.resource === owner.resource && heldBy.id === owner.id && heldBy.field === owner.field;
-      if (row.released_at !== null || (heldBy && !same))
-        throw unusable(owner.field, "This file is already attached to another record.");
-      const mimeType = String(row.mime_type);
-      if (rules.mimeTypes && !rules.mimeTypes.some((allowed) => typeMatches(allowed, mimeType)))
-        throw unusable(
-          owner.field,
-          `Must be a file of type ${rules.mimeTypes.join(", ")}; this one is ${mimeType}.`,
-        );
-      if (rules.maxSize !== undefined && Number(row.size) > rules.maxSize)
-        throw unusable(
-          owner.field,
-          `Must be a file of at most ${rules.maxSize} bytes; this one has ${Number(row.size)}.`,
-        );
-      if (same) return;
+      if (heldAlready(row, owner, rules)) return;
       await db
         .updateTable(UPLOADED_FILES)
         .set({ owner_resource: owner.resource, owner_id: owner.id, owner_field: owner.field })
@@ -144,16 +125,7 @@ export function ownedFiles(state: OwnedFilesState): OwnedFiles {
         };
         if (!dryRun) {
           // Marked first, so a record cannot claim the file while its bytes go.
-          if (entry.reason === "never attached") {
-            const marked = await db
-              .updateTable(UPLOADED_FILES)
-              .set({ released_at: dateToColumn(new Date(), profile) })
-              .where("id", "=", entry.id)
-              .where("owner_id", "is", null)
-              .where("released_at", "is", null)
-              .executeTakeFirst();
-            if (marked.numUpdatedRows !== 1n) continue;
-          }
+          if (entry.reason === "never attached" && !(await markReleased(db, entry.id, profile))) continue;
           if (!(await remove(db, row))) continue;
         }
         report.files.push(entry);
@@ -161,6 +133,56 @@ export function ownedFiles(state: OwnedFilesState): OwnedFiles {
       return report;
     },
   };
+}
+
+/**
+ * Whether the file `row` may be claimed by `owner` under its field's rules: false when it is free,
+ * true when the owner holds it already (nothing to do); otherwise a 400 naming the field.
+ */
+function heldAlready(
+  row: Record<string, unknown>,
+  owner: FileOwner,
+  rules: { mimeTypes?: readonly string[]; maxSize?: number },
+): boolean {
+  const heldBy =
+    row.owner_id === null
+      ? undefined
+      : { resource: row.owner_resource, id: row.owner_id, field: row.owner_field };
+  const same =
+    heldBy !== undefined &&
+    heldBy.resource === owner.resource &&
+    heldBy.id === owner.id &&
+    heldBy.field === owner.field;
+  if (row.released_at !== null || (heldBy && !same))
+    throw unusable(owner.field, "This file is already attached to another record.");
+  const mimeType = String(row.mime_type);
+  if (rules.mimeTypes && !rules.mimeTypes.some((allowed) => typeMatches(allowed, mimeType)))
+    throw unusable(
+      owner.field,
+      `Must be a file of type ${rules.mimeTypes.join(", ")}; this one is ${mimeType}.`,
+    );
+  if (rules.maxSize !== undefined && Number(row.size) > rules.maxSize)
+    throw unusable(
+      owner.field,
+      `Must be a file of at most ${rules.maxSize} bytes; this one has ${Number(row.size)}.`,
+    );
+  return same;
+}
+
+/** Marks a never-attached file released, unless a record claimed it meanwhile: whether it did. */
+async function markReleased(
+  db: Kysely<any>,
+  id: string,
+  profile: PluginContext["profile"],
+): Promise<boolean> {
+  const marked = await db
+    .updateTable(UPLOADED_FILES)
+    .set({ released_at: dateToColumn(new Date(), profile) })
+    .where("id", "=", id)
+    .where("owner_id", "is", null)
+    .where("released_at", "is", null)
+    .executeTakeFirst();
+  return marked.numUpdatedRows === 1n;
 }
 
 /** The caller's read rule on files as a condition; false when it refuses her. */
