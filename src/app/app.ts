@@ -129,7 +129,7 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
    * exist within her rows; with `body`, the field write rules are asked too.
    *
    * @example
-   * const { allowed } = await app.can("delete", "order", { user, id: order.id });
+   * const { allowed } = await app.can("delete", "order", { user, id });
    */
   can(operation: Operation, resource: R["name"], options: CanOptions): Promise<Permission>;
   /** The OpenAPI 3.1 document of every endpoint, built from the same list as the router. */

@@ -9,7 +9,8 @@ import { ConfigError } from "./errors.ts";
  * against the type, so the list cannot fall behind the interface.
  *
  * @example
- * const KEYS = optionKeys<CacheOptions>({ store: true, ttl: true, varyBy: true });
+ * interface GreetOptions { name?: string; loud?: boolean }
+ * const KEYS = optionKeys<GreetOptions>({ name: true, loud: true }); // a key left out does not compile
  */
 export function optionKeys<T>(keys: { readonly [K in keyof Required<T>]: true }): readonly string[] {
   return Object.keys(keys);

@@ -29,7 +29,7 @@ export interface RealtimeBus {
  * Events within this process: for an app that runs as one instance.
  *
  * @example
- * crudkit({ resources, realtime: { bus: memoryBus() } })
+ * crudkit({ database, resources, realtime: { bus: memoryBus() } })
  */
 export function memoryBus(): RealtimeBus {
   let deliver: ((event: ChangeEvent) => void) | undefined;

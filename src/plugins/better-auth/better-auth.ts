@@ -29,8 +29,8 @@ const BETTER_AUTH_OPTION_KEYS = optionKeys<BetterAuthOptions>({ auth: true, user
  *
  * @example
  * import { betterAuth as createAuth } from "better-auth";
- * const auth = createAuth({ ... });
- * crudkit({ ..., plugins: [betterAuth({ auth })] });
+ * const auth = createAuth({ emailAndPassword: { enabled: true } });
+ * crudkit({ database: { provider: "sqlite", url: "file:./data/app.db" }, resources, plugins: [betterAuth({ auth })] });
  */
 export function betterAuth(options: BetterAuthOptions) {
   checkOptionKeys(options, BETTER_AUTH_OPTION_KEYS, "betterAuth()");

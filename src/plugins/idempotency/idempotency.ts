@@ -45,7 +45,7 @@ const IDEMPOTENCY_OPTION_KEYS = optionKeys<IdempotencyOptions>({
  * creating anything again. Keys are per caller (her user id, or her address when anonymous).
  *
  * @example
- * crudkit({ resources, plugins: [idempotency({ ttl: 24 * 3600 })] });
+ * crudkit({ database, resources, plugins: [idempotency({ ttl: 24 * 3600 })] });
  * // curl -X POST …/api/order -H 'Idempotency-Key: 4f1c…' -d '{…}'   (send it again: same answer)
  */
 export function idempotency(options: IdempotencyOptions = {}) {
