@@ -6,7 +6,7 @@
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import { withoutHidden } from "./field-access.ts";
-import { type Readers, readerOf, readersOf } from "./related-access.ts";
+import { type Readers, readerOf } from "./related-access.ts";
 import type { Relation } from "./relations.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
@@ -82,8 +82,10 @@ export async function expandRecords(
   ctx: EndpointContext,
   records: readonly Row[],
   nodes: readonly ExpandNode[],
+  /** The read admissions of the request so far (a relation filter's), shared. */
+  readers: Readers = new Map(),
 ): Promise<void> {
-  await expandLevel(rt, ctx, records, nodes, readersOf(ctx));
+  await expandLevel(rt, ctx, records, nodes, readers);
 }
 
 async function expandLevel(

@@ -1,7 +1,7 @@
 // What a caller may read of a resource she reaches through a relation (expand, relation filters,
 // reference checks): that resource's read rule and field rules, asked once per request and
-// resource. The answers are kept with the request's context, so a request that filters on a
-// relation and expands it asks once, and nothing is kept past the request.
+// resource: an operation makes one `Readers` map per request and hands it to each of them, so a
+// request that filters on a relation and expands it asks once, and nothing is kept past it.
 
 import type { EndpointContext } from "../core/endpoint.ts";
 import { unlessForbidden } from "../core/errors.ts";
@@ -12,25 +12,13 @@ import type { ResourceRuntime } from "./runtime.ts";
 /** Per resource name, the caller's read admission (null: the read rule refuses her). */
 export type Readers = Map<string, Promise<Admission | null>>;
 
-const perRequest = new WeakMap<EndpointContext, Readers>();
-
-/** The read admissions asked so far in the request `ctx` belongs to. */
-export function readersOf(ctx: EndpointContext): Readers {
-  let readers = perRequest.get(ctx);
-  if (!readers) {
-    readers = new Map();
-    perRequest.set(ctx, readers);
-  }
-  return readers;
-}
-
 const EVERYTHING: Admission = { user: null, data: {}, scope: undefined, where: undefined, hidden: NO_FIELDS };
 
 /** The caller's read admission on a resource, or null when its read rule refuses her. */
 export function readerOf(
   rt: ResourceRuntime,
   ctx: EndpointContext,
-  readers: Readers = readersOf(ctx),
+  readers: Readers,
 ): Promise<Admission | null> {
   const name = rt.resource.name;
   let reader = readers.get(name);

@@ -7,6 +7,7 @@ import { type Admission, admit, scopeKey } from "../admission.ts";
 import { type ExpandNode, expandRecords, parseExpand } from "../expand.ts";
 import { withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
+import type { Readers } from "../related-access.ts";
 import { namesRelatedFields, scopeRelatedFilters } from "../relation-filter.ts";
 import { capitalize, extend, hookContext, type ResourceRuntime } from "../runtime.ts";
 
@@ -15,6 +16,8 @@ type ListRead = CachedRead & {
   admission: Admission;
   searchIn: readonly string[];
   expand: ExpandNode[] | undefined;
+  /** The related read admissions a relation filter asked, for the expansion to reuse. */
+  readers: Readers | undefined;
 };
 
 const EXPAND = ["expand"];
@@ -22,7 +25,7 @@ const EXPAND = ["expand"];
 export function listEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
   const load = async (read: CachedRead) => {
-    const { ctx, user, query, admission, searchIn, expand } = read as ListRead;
+    const { ctx, user, query, admission, searchIn, expand, readers } = read as ListRead;
     const base =
       hooks.beforeList.length || hooks.afterList.length
         ? extend(hookContext(ctx, rt, "list", user), { query })
@@ -34,7 +37,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
     const { hidden } = admission;
     if (hidden.size > 0)
       result = extend(result, { items: result.items.map((r) => withoutHidden(r, hidden)) });
-    if (expand) await expandRecords(rt, ctx, result.items, expand);
+    if (expand) await expandRecords(rt, ctx, result.items, expand, readers);
     return result;
   };
   return {
@@ -48,7 +51,10 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       const query = parseListQuery(ctx.query, rules, EXPAND, ctx.where);
       const expand = parseExpand(ctx.query.expand, rt, admission.hidden);
       const related = query.where !== undefined && namesRelatedFields(query.where, rules.filterable);
-      if (related) query.where = await scopeRelatedFilters(query.where!, rt, ctx, rules.filterable);
+      // One set of related read admissions for the request: a relation filtered on and expanded
+      // asks its rule once.
+      const readers: Readers | undefined = related && expand ? new Map() : undefined;
+      if (related) query.where = await scopeRelatedFilters(query.where!, rt, ctx, rules.filterable, readers);
       // Other resources' records change without telling this resource's cache: lists that expand
       // or filter on them are not cached.
       const cached = rt.readCache && ctx.source === "http" && !expand && !related ? rt.readCache : undefined;
@@ -68,6 +74,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
         admission,
         searchIn: rules.searchable,
         expand,
+        readers,
       };
       return cached ? cached.serve(read, load) : load(read);
     },
