@@ -6,6 +6,7 @@
 import { createResource, crudkit } from "crudkit-api";
 import { serve } from "crudkit-api/node";
 import { audit } from "crudkit-api/plugins";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openProduct, productSchema } from "./fixtures.ts";
 import { type OwnServer, ownMariadb, ownPostgres, ownServersPresent } from "./own-server.ts";
@@ -18,12 +19,15 @@ interface Engine {
   own: () => Promise<OwnServer>;
   /** Ends every session of the app from the server side, blocking the event loop meanwhile. */
   endSessions: (own: OwnServer) => void;
+  /** A statement that runs for two seconds. */
+  sleep: string;
 }
 
 const engines: Engine[] = [
   {
     name: "postgres",
     own: () => ownPostgres("fault"),
+    sleep: "select pg_sleep(2)",
     endSessions: (own) =>
       own.adminSync(`select count(pg_terminate_backend(pid)) from pg_stat_activity
         where pid <> pg_backend_pid() and backend_type = 'client backend' and usename = 'postgres'`),
@@ -31,6 +35,7 @@ const engines: Engine[] = [
   {
     name: "mysql",
     own: () => ownMariadb("fault"),
+    sleep: "select sleep(2)",
     endSessions(own) {
       const ids = own
         .adminSync("select id from information_schema.processlist where user = 'app'")
@@ -240,6 +245,50 @@ for (const engine of engines) {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ name: "after", price: 4 }),
+      });
+      expect(next.status).toBe(201);
+      expect(unexpected).toEqual([]);
+      await server.close();
+      await app.close();
+    }, 60_000);
+
+    it("a connection lost while a statement of a write's transaction runs: 503 (the ROLLBACK that follows fails too), nothing stored", async () => {
+      let inside: (() => void) | undefined;
+      const entered = new Promise<void>((resolve) => {
+        inside = resolve;
+      });
+      const slow = createResource({
+        name: "product",
+        schema: productSchema,
+        access: { create: true, read: true, update: true, delete: true, list: true },
+        hooks: {
+          // A statement of the create's transaction, running when the test ends the session.
+          afterCreate: async ({ record, db }) => {
+            if (record.name !== "slow") return;
+            inside!();
+            await sql.raw(engine.sleep).execute(db);
+          },
+        },
+      });
+      const { app, server, unexpected } = await startApp(slow);
+      await app.ready;
+      const answer = fetch(`${server.url}/api/product`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "slow", price: 3 }),
+      });
+      await entered;
+      await wait(200);
+      engine.endSessions(own);
+      const response = await answer;
+      expect(response.status).toBe(503);
+      expect(await app.db.selectFrom("product").select("id").where("name", "=", "slow").execute()).toEqual(
+        [],
+      );
+      const next = await fetch(`${server.url}/api/product`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "after slow", price: 4 }),
       });
       expect(next.status).toBe(201);
       expect(unexpected).toEqual([]);

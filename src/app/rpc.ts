@@ -63,7 +63,8 @@ function innerContext(
   if (!carriesBody)
     for (const [key, value] of Object.entries(rest)) {
       // A list's `where` stays the object it is, for the list parser (see whereOf).
-      if (key !== "where") query[key] = value == null ? undefined : String(value);
+      if (key !== "where" || typeof value !== "object" || value === null)
+        query[key] = value == null ? undefined : String(value);
     }
   const where = carriesBody ? undefined : whereOf(rest, 32);
   return contextWith(outer, { params, query, where, readBody: async () => (carriesBody ? rest : undefined) });

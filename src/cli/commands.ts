@@ -151,29 +151,33 @@ export function parseDuration(text: string): number {
  */
 async function applyFiles(files: MigrationFile[], options: MigrateOptions, print: Print): Promise<void> {
   await withApp(options.config, async ({ internals }) => {
-    // Read and applied under the migration lock: a second run waits, then finds them applied.
-    await withMigrationLock(internals.database, async (locked) => {
+    // Each file is read and applied under the migration lock, one lock section a file, so a file
+    // that fails leaves the ones before it applied (on SQLite too, where the section is a
+    // transaction); a second run waits, then finds them applied.
+    const pending = await withMigrationLock(internals.database, async (locked) => {
       const applied = await readApplied(locked);
       refuseChanged(files, applied);
-      const pending = files.filter((f) => !applied.has(f.name));
-      for (const file of pending) {
-        print(`-- ${file.name}`);
-        for (const statement of file.statements) print(`${statement};`);
-      }
-      if (options.dryRun) {
-        print(`dry run: nothing was applied (${pending.length} pending migration file(s))`);
-        return;
-      }
-      for (const file of pending) {
-        await applyMigration(locked, {
-          name: file.name,
-          statements: file.statements,
-          tables: file.tables ?? internals.tables.map((t) => t.name),
-        });
-        print(`applied ${file.name}: ${file.statements.length} statement(s)`);
-      }
-      if (pending.length === 0) print("no pending migration files");
+      return files.filter((f) => !applied.has(f.name));
     });
+    for (const file of pending) {
+      print(`-- ${file.name}`);
+      for (const statement of file.statements) print(`${statement};`);
+    }
+    if (options.dryRun) print(`dry run: nothing was applied (${pending.length} pending migration file(s))`);
+    else
+      for (const file of pending)
+        await withMigrationLock(internals.database, async (locked) => {
+          const applied = await readApplied(locked);
+          refuseChanged(files, applied);
+          if (applied.has(file.name)) return;
+          await applyMigration(locked, {
+            name: file.name,
+            statements: file.statements,
+            tables: file.tables ?? internals.tables.map((t) => t.name),
+          });
+          print(`applied ${file.name}: ${file.statements.length} statement(s)`);
+        });
+    if (pending.length === 0 && !options.dryRun) print("no pending migration files");
     if (options.dryRun) return;
     // Never "done" while the database still differs: applied files may have left changes out.
     await reportDrift(internals, true, print);

@@ -37,6 +37,8 @@ const ERRNOS = new Set([1053, 2006, 2013]);
 const MESSAGES = [
   /Connection terminated/i,
   /Client has encountered a connection error and is not queryable/,
+  // pg, for a client ended after its connection failed (a ROLLBACK after a lost statement, say).
+  /Client was closed and is not queryable/,
   /Can't add new command when connection is in closed state/,
   /This socket has been ended by the other party/,
   /timeout exceeded when trying to connect/i,

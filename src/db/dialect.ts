@@ -120,11 +120,13 @@ export interface DialectProfile {
     | undefined;
   /**
    * How migrations keep each other out (two `crudkit migrate` runs, instances starting with
-   * `autoMigrate`): a lock held by one session while it plans and applies (`lock` answers `ok` 1
-   * once taken), or one write transaction taken at once (SQLite's `BEGIN IMMEDIATE`).
+   * `autoMigrate`): a lock held by one session while it plans and applies (`tryLock` answers `ok`
+   * 1 when it took it, 0 when another session holds it, without waiting: the wait is crudkit's, so
+   * no statement timeout cuts it short), or one write transaction taken at once (SQLite's
+   * `BEGIN IMMEDIATE`).
    */
   readonly migrationLock:
-    | { kind: "session"; lock: RawBuilder<{ ok: unknown }>; unlock: RawBuilder<unknown> }
+    | { kind: "session"; tryLock: RawBuilder<{ ok: unknown }>; unlock: RawBuilder<unknown> }
     | { kind: "immediate transaction"; begin: RawBuilder<unknown> };
 }
 

@@ -7,7 +7,8 @@
 // - it is a read or a BEGIN, and nothing else ran on the connection yet.
 //
 // A write that may have reached the server is never run twice: its outcome is unknown, the caller
-// gets 503, and `Idempotency-Key` makes the client's own retry safe. Inside a transaction only its
+// gets 503. With `Idempotency-Key` the key stays claimed, so the client's retry waits (409) instead
+// of running again at once (see idempotency()). Inside a transaction only its
 // BEGIN can be retried: the statements after it ran on the connection that is gone.
 //
 // When the server restarted, every idle connection in the pool is dead, and the next one handed out

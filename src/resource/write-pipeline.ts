@@ -26,11 +26,18 @@ const COMMITTED = {
   delete: "afterDeleteCommit",
 } as const;
 
-/** A write under way: its transaction (when it has one), and what is left for after commit. */
+/**
+ * A write under way: its transaction (when it has one), and what is left for after commit. After
+ * commit, the changes it made to other resources come first (a delete's cascades: their commit
+ * hooks, then their resources' `afterWriteCommit`), then its own change's commit hooks, then its
+ * own resource's `afterWriteCommit`: so a cache has forgotten the children before the parent's
+ * event goes out. Its own change is the last one made (a delete's cascades run before it).
+ */
 export class Write {
-  private readonly committed: (() => Promise<unknown>)[] = [];
-  /** One `afterWriteCommit` per resource written, told after everything else. */
+  private readonly committed: { chain: HookChain | undefined; work: () => Promise<unknown> }[] = [];
+  /** One `afterWriteCommit` per resource written. */
   private readonly written = new Map<HookChain, { context: HookContext; log: ChangeListener["log"] }>();
+  private own: HookChain | undefined;
 
   constructor(
     /** The write's transaction, or the database when the write needs none. */
@@ -47,20 +54,34 @@ export class Write {
     const inside = hooks[INSIDE[operation]];
     if (inside.length) await runAll(inside, extend(context, { db: this.db, ...told }));
     const committed = hooks[COMMITTED[operation]];
-    if (committed.length) this.afterCommit(() => runAfterCommit(committed, extend(context, told), log));
-    if (!this.written.has(hooks)) this.written.set(hooks, { context, log });
+    if (committed.length)
+      this.committed.push({
+        chain: hooks,
+        work: () => runAfterCommit(committed, extend(context, told), log),
+      });
+    this.written.set(hooks, { context, log });
+    this.own = hooks;
   }
 
-  /** Work for after commit, in the order given: files let go of, say. */
+  /** Work for after commit, before the commit hooks: files let go of, say. */
   afterCommit(work: () => Promise<unknown>): void {
-    this.committed.push(work);
+    this.committed.push({ chain: undefined, work });
   }
 
-  /** @internal Runs what waited for the commit. */
+  /** @internal Runs what waited for the commit (see the class). */
   async settle(): Promise<void> {
-    for (const work of this.committed) await work();
-    for (const [hooks, { context, log }] of this.written)
-      if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, context, log);
+    const own = this.own;
+    for (const { chain, work } of this.committed) if (chain !== own) await work();
+    for (const [hooks, told] of this.written) if (hooks !== own) await this.toldWritten(hooks, told);
+    for (const { chain, work } of this.committed) if (chain === own) await work();
+    if (own) await this.toldWritten(own, this.written.get(own)!);
+  }
+
+  private async toldWritten(
+    hooks: HookChain,
+    { context, log }: { context: HookContext; log: ChangeListener["log"] },
+  ) {
+    if (hooks.afterWriteCommit.length) await runAfterCommit(hooks.afterWriteCommit, context, log);
   }
 }
 

@@ -81,10 +81,9 @@ export const mysqlProfile: DialectProfile = {
   foreignKeyChanges: "alter table",
   dropForeignKeyClause: "foreign key",
   foreignKeyPause: undefined,
-  // GET_LOCK answers 1 once taken, 0 when the minute runs out (then the migration is refused).
   migrationLock: {
     kind: "session",
-    lock: sql<{ ok: unknown }>`select get_lock('crudkit_migrations', 60) as ok`,
+    tryLock: sql<{ ok: unknown }>`select get_lock('crudkit_migrations', 0) as ok`,
     unlock: sql`select release_lock('crudkit_migrations')`,
   },
 };

@@ -70,7 +70,9 @@ export const postgresProfile: DialectProfile = {
   // One key for every crudkit app on the database, fixed.
   migrationLock: {
     kind: "session",
-    lock: sql<{ ok: unknown }>`select 1 as ok from (select pg_advisory_lock(${MIGRATION_LOCK_KEY})) as taken`,
+    tryLock: sql<{
+      ok: unknown;
+    }>`select case when pg_try_advisory_lock(${MIGRATION_LOCK_KEY}) then 1 else 0 end as ok`,
     unlock: sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`,
   },
 };

@@ -31,11 +31,17 @@ export async function withMigrationLock<T>(
   const lock = db.profile.migrationLock;
   if (lock.kind === "immediate transaction") return inImmediateTransaction(db, lock.begin, work);
   return db.kysely.connection().execute(async (session) => {
-    const { rows } = await lock.lock.execute(session);
-    if (Number(rows[0]?.ok) !== 1)
-      throw new MigrationRefused(
-        "Another migration held the migration lock for a minute; nothing was applied. Try again when it is done.",
-      );
+    // Asked again every 100 ms: each attempt returns at once, so the statement timeout never
+    // cuts the wait short, and the wait is a minute on every engine.
+    for (const started = Date.now(); ; ) {
+      const { rows } = await lock.tryLock.execute(session);
+      if (Number(rows[0]?.ok) === 1) break;
+      if (Date.now() - started > WAIT_MS)
+        throw new MigrationRefused(
+          "Another migration held the migration lock for a minute; nothing was applied. Try again when it is done.",
+        );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     try {
       return await work({ ...db, inLockTransaction: false });
     } finally {

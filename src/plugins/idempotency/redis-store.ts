@@ -17,7 +17,7 @@ export interface IdempotencyRedis {
 // The stored entry's token is compared and the key changed in one step, so a claim taken over by
 // another request is never answered or released by the one that lost it.
 const IF_HELD = `local held = redis.call("get", KEYS[1])
-if not held or cjson.decode(held).token ~= ARGV[1] then return 0 end`;
+if not held or (cjson.decode(held).token or "") ~= ARGV[1] then return 0 end`;
 const RELEASE = `${IF_HELD}
 return redis.call("del", KEYS[1])`;
 const ANSWER = `${IF_HELD}

@@ -136,7 +136,12 @@ export function databaseStore(db: () => Kysely<any>): IdempotencyStore {
         .execute();
     },
     async release(key, token) {
-      await db().deleteFrom(IDEMPOTENCY_KEYS).where("key", "=", key).where("token", "=", token).execute();
+      // A claim made before claims had tokens holds none (""): it is released as such.
+      await db()
+        .deleteFrom(IDEMPOTENCY_KEYS)
+        .where("key", "=", key)
+        .where((eb) => (token === "" ? eb("token", "is", null) : eb("token", "=", token)))
+        .execute();
     },
   };
 }
