@@ -34,6 +34,17 @@ async function failures(query: () => Promise<unknown>, times: number): Promise<u
   return errors;
 }
 
+/** A MariaDB session to kill, its id, and a second session to kill it from. */
+async function mariadbSession() {
+  const driver = await import("mysql2/promise");
+  const url = process.env.CRUDKIT_TEST_MYSQL_URL!;
+  const connection = await driver.createConnection(url);
+  const admin = await driver.createConnection(url);
+  connection.on("error", () => {});
+  const [[row]] = (await connection.query("select connection_id() as id")) as unknown as [[{ id: number }]];
+  return { connection, admin, id: row.id };
+}
+
 on(postgres.missing)("PostgreSQL: a terminated backend", () => {
   it("every error the client gives afterwards is a connection error", async () => {
     const { default: pg } = await import("pg");
@@ -59,16 +70,9 @@ on(postgres.missing)("PostgreSQL: a terminated backend", () => {
 
 on(mysql.missing)("MariaDB: a killed connection", () => {
   it("every error the connection gives afterwards is a connection error", async () => {
-    const driver = await import("mysql2/promise");
-    const url = process.env.CRUDKIT_TEST_MYSQL_URL!;
-    const connection = await driver.createConnection(url);
-    const admin = await driver.createConnection(url);
-    connection.on("error", () => {});
+    const { connection, admin, id } = await mariadbSession();
     try {
-      const [[row]] = (await connection.query("select connection_id() as id")) as unknown as [
-        [{ id: number }],
-      ];
-      await admin.query(`kill ${row.id}`);
+      await admin.query(`kill ${id}`);
       const errors = await failures(() => connection.query("select 1"), 2);
       const messages = errors.map((e) => (e as Error).message);
       expect(messages.some((m) => /closed state/.test(m))).toBe(true);
@@ -160,19 +164,12 @@ on(postgres.missing)("PostgreSQL, one class at a time", () => {
 
 on(mysql.missing)("MariaDB, one class at a time", () => {
   it("PROTOCOL_CONNECTION_LOST: the connection is killed while a statement runs", async () => {
-    const driver = await import("mysql2/promise");
-    const url = process.env.CRUDKIT_TEST_MYSQL_URL!;
-    const connection = await driver.createConnection(url);
-    const admin = await driver.createConnection(url);
-    connection.on("error", () => {});
+    const { connection, admin, id } = await mariadbSession();
     try {
-      const [[row]] = (await connection.query("select connection_id() as id")) as unknown as [
-        [{ id: number }],
-      ];
       // Its failure is caught from the start: it comes while the test is busy ending the session.
       const running = rejection(connection.query("select sleep(10)"));
       await new Promise((resolve) => setTimeout(resolve, 100));
-      await admin.query(`kill connection ${row.id}`);
+      await admin.query(`kill connection ${id}`);
       const error = await running;
       expect(error.code).toBe("PROTOCOL_CONNECTION_LOST");
       expect(isConnectionError(error)).toBe(true);
