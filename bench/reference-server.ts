@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { extname, join } from "node:path";
 import Database from "better-sqlite3";
 import { uuidv7 } from "../src/core/id.ts";
-import { SQLITE_PRAGMAS } from "../src/db/sqlite.ts";
+import { SQLITE_PRAGMAS } from "../src/db/engines/sqlite/driver.ts";
 import { coalescingResponse } from "../src/node/coalescing-response.ts";
 import { reviewRoutes } from "./reference-reviews.ts";
 import { decodeCursor, fail, pageBody, send } from "./reference-shared.ts";

@@ -16,7 +16,8 @@ import { execFileSync } from "node:child_process";
 import { type AddressInfo, createServer, type Server } from "node:net";
 import { crudkit } from "crudkit-api";
 import { describe, expect, it } from "vitest";
-import { isConnectionError } from "../src/core/connection-errors.ts";
+import { mysqlErrors } from "../src/db/engines/mysql/errors.ts";
+import { postgresErrors } from "../src/db/engines/postgres/errors.ts";
 import { DIALECTS } from "./dialects.ts";
 import { openProduct } from "./fixtures.ts";
 import { call, freePort } from "./helpers.ts";
@@ -60,7 +61,8 @@ on(postgres.missing)("PostgreSQL: a terminated backend", () => {
       const errors = await failures(() => client.query("select 1"), 3);
       const messages = errors.map((e) => (e as Error).message);
       expect(messages.some((m) => /terminat/i.test(m))).toBe(true);
-      for (const error of errors) expect(isConnectionError(error), (error as Error).message).toBe(true);
+      for (const error of errors)
+        expect(postgresErrors.unavailable(error), (error as Error).message).toBe(true);
     } finally {
       await admin.end();
       await client.end().catch(() => {});
@@ -76,7 +78,7 @@ on(mysql.missing)("MariaDB: a killed connection", () => {
       const errors = await failures(() => connection.query("select 1"), 2);
       const messages = errors.map((e) => (e as Error).message);
       expect(messages.some((m) => /closed state/.test(m))).toBe(true);
-      for (const error of errors) expect(isConnectionError(error), (error as Error).message).toBe(true);
+      for (const error of errors) expect(mysqlErrors.unavailable(error), (error as Error).message).toBe(true);
     } finally {
       await admin.end();
       connection.destroy();
@@ -138,7 +140,7 @@ on(postgres.missing)("PostgreSQL, one class at a time", () => {
       await admin.query("select pg_terminate_backend($1)", [rows[0].pid]);
       const error = await running;
       expect(error.code).toBe("57P01");
-      expect(isConnectionError(error)).toBe(true);
+      expect(postgresErrors.unavailable(error)).toBe(true);
     } finally {
       await admin.end();
       await client.end().catch(() => {});
@@ -149,13 +151,13 @@ on(postgres.missing)("PostgreSQL, one class at a time", () => {
     const { default: pg } = await import("pg");
     const refused = await rejection(new pg.Client({ host: "127.0.0.1", port: await freePort() }).connect());
     expect(refused.code).toBe("ECONNREFUSED");
-    expect(isConnectionError(refused)).toBe(true);
+    expect(postgresErrors.unavailable(refused)).toBe(true);
     const server = await resettingServer();
     try {
       const { port } = server.address() as AddressInfo;
       const reset = await rejection(new pg.Client({ host: "127.0.0.1", port }).connect());
       expect(reset.code).toBe("ECONNRESET");
-      expect(isConnectionError(reset)).toBe(true);
+      expect(postgresErrors.unavailable(reset)).toBe(true);
     } finally {
       server.close();
     }
@@ -172,7 +174,7 @@ on(mysql.missing)("MariaDB, one class at a time", () => {
       await admin.query(`kill connection ${id}`);
       const error = await running;
       expect(error.code).toBe("PROTOCOL_CONNECTION_LOST");
-      expect(isConnectionError(error)).toBe(true);
+      expect(mysqlErrors.unavailable(error)).toBe(true);
     } finally {
       await admin.end();
       connection.destroy();
@@ -183,13 +185,13 @@ on(mysql.missing)("MariaDB, one class at a time", () => {
     const driver = await import("mysql2/promise");
     const refused = await rejection(driver.createConnection({ host: "127.0.0.1", port: await freePort() }));
     expect(refused.code).toBe("ECONNREFUSED");
-    expect(isConnectionError(refused)).toBe(true);
+    expect(mysqlErrors.unavailable(refused)).toBe(true);
     const server = await resettingServer();
     try {
       const { port } = server.address() as AddressInfo;
       const reset = await rejection(driver.createConnection({ host: "127.0.0.1", port }));
       expect(reset.code).toBe("ECONNRESET");
-      expect(isConnectionError(reset)).toBe(true);
+      expect(mysqlErrors.unavailable(reset)).toBe(true);
     } finally {
       server.close();
     }
@@ -220,7 +222,7 @@ on(mysql.missing)("MariaDB, one class at a time", () => {
       process.kill(Number(rows[0].pid), "SIGKILL");
       const crashed = await running;
       expect(crashed.message).toMatch(/terminated unexpectedly/);
-      expect(isConnectionError(crashed)).toBe(true);
+      expect(postgresErrors.unavailable(crashed)).toBe(true);
 
       // A smart shutdown waits for open sessions and refuses new ones.
       let session: InstanceType<typeof pg.Client> | undefined;
@@ -233,7 +235,7 @@ on(mysql.missing)("MariaDB, one class at a time", () => {
         if (refused.code !== "57P03") await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect(refused?.code).toBe("57P03");
-      expect(isConnectionError(refused)).toBe(true);
+      expect(postgresErrors.unavailable(refused)).toBe(true);
       await session?.end();
     } finally {
       for (const client of clients) await client.end().catch(() => {});
@@ -255,7 +257,7 @@ on(mysql.missing)("MariaDB, one class at a time", () => {
       const error = await running;
       await stopped;
       expect(error.code).toBe("PROTOCOL_CONNECTION_LOST");
-      expect(isConnectionError(error)).toBe(true);
+      expect(mysqlErrors.unavailable(error)).toBe(true);
     } finally {
       connection.destroy();
       await own.remove();

@@ -6,7 +6,7 @@ import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit-a
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { isoFromTimestamptz } from "../src/db/postgres-timestamps.ts";
+import { isoFromTimestamptz } from "../src/db/engines/postgres/timestamps.ts";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
 import { call } from "./helpers.ts";
 

@@ -69,3 +69,18 @@ it("lint fails on a file-level import cycle", () => {
   expect(cycle.ok).toBe(false);
   expect(cycle.output).toContain("noImportCycles");
 }, 30_000);
+
+it("lint fails on an engine's folder opened outside db/ (the profile is the way in), and passes inside it", () => {
+  const outside = lint(
+    "src/resource/engine-fixture.tmp.ts",
+    'import { sqliteProfile } from "../db/engines/sqlite/profile.ts";\n\nexport const profile = sqliteProfile;\n',
+  );
+  expect(outside.ok).toBe(false);
+  expect(outside.output).toContain("Only src/db/ opens an engine's folder");
+
+  const inside = lint(
+    "src/db/engine-fixture.tmp.ts",
+    'import { sqliteProfile } from "./engines/sqlite/profile.ts";\n\nexport const profile = sqliteProfile;\n',
+  );
+  expect(inside.ok).toBe(true);
+}, 30_000);

@@ -5,7 +5,8 @@
 
 import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { directPostgres, openPostgres } from "../src/db/postgres.ts";
+import { directPath } from "../src/db/direct-path.ts";
+import { openPostgres } from "../src/db/engines/postgres/driver.ts";
 import { compileTemplate, firstRow, runTemplate, slot } from "../src/db/query-template.ts";
 import { forEachDialect } from "./dialects.ts";
 
@@ -31,9 +32,9 @@ forEachDialect(
 
     it("statements run straight on the pool, but never from a transaction or a pinned connection", async () => {
       await pid(db);
-      expect(directPostgres(db)).toBeTypeOf("function");
-      await db.transaction().execute(async (trx) => expect(directPostgres(trx)).toBeUndefined());
-      await db.connection().execute(async (connection) => expect(directPostgres(connection)).toBeUndefined());
+      expect(directPath(db)).toBeDefined();
+      await db.transaction().execute(async (trx) => expect(directPath(trx)).toBeUndefined());
+      await db.connection().execute(async (connection) => expect(directPath(connection)).toBeUndefined());
     });
 
     it("a transaction's statements run on its connection: they see its rows, others do not", async () => {
@@ -70,7 +71,7 @@ forEachDialect(
       const other = openPostgres(process.env.CRUDKIT_TEST_POSTGRES_URL!, () => {});
       await pid(other);
       await other.destroy();
-      expect(directPostgres(other)).toBeUndefined();
+      expect(directPath(other)).toBeUndefined();
     });
   },
   ["postgres"],

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { postgresBus } from "crudkit-api";
 import pg from "pg";
 import { expect, it } from "vitest";
-import { isConnectionError } from "../src/core/connection-errors.ts";
+import { postgresErrors } from "../src/db/engines/postgres/errors.ts";
 import type { ChangeEvent } from "../src/realtime/bus.ts";
 import { DIALECTS } from "./dialects.ts";
 
@@ -43,7 +43,7 @@ const postgres = DIALECTS.find((d) => d.name === "postgres")!;
         published = await bus.publish(event("after")).then(
           () => true,
           (error: unknown) => {
-            expect(isConnectionError(error), String(error)).toBe(true);
+            expect(postgresErrors.unavailable(error), String(error)).toBe(true);
             return new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 50));
           },
         );

@@ -273,11 +273,13 @@ export function crudkit<
     bodyLimit: pluginContext.bodyLimit,
     jsonDepth,
     clientAddress: clientAddressOf(options.trustProxy),
+    driverErrors: database.profile.errors,
   };
   const startup = createStartup(
     startupSteps(options.autoMigrate === true, { database, tables, log, plugins, pluginContext, hub }),
     databaseHost(options.database),
     log,
+    database.profile.errors,
   );
   const { ready } = startup;
   // After close() began, requests get a clear 503 instead of a destroyed driver's error.

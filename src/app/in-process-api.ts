@@ -37,7 +37,7 @@ export function buildApi(
         if (options.asResponse) return toResponse(endpoint, result);
         return result instanceof Versioned ? result.data : result;
       } catch (error) {
-        const apiError = toAPIError(error, log);
+        const apiError = toAPIError(error, log, deps.driverErrors);
         if (options.asResponse) return errorResponse(apiError);
         throw apiError;
       } finally {

@@ -3,9 +3,8 @@
 // the database can be run again (serve() does, with backoff) and carries on from the step that
 // failed, so nothing done before is done twice.
 
-import { isConnectionError } from "../core/connection-errors.ts";
+import type { DriverErrors } from "../core/driver-errors.ts";
 import { APIError } from "../core/errors.ts";
-
 import type { StartupGate } from "../core/http-handler.ts";
 
 export type { StartupGate };
@@ -71,6 +70,8 @@ export function createStartup(
   steps: readonly (() => unknown)[],
   host: string,
   log: (message: string, error: unknown) => void,
+  /** The database engine's reading of its errors: which mean it cannot be reached. */
+  driverErrors: DriverErrors,
 ): Startup {
   let next = 0;
   let state: "starting" | "open" | "unreachable" | "failed" = "starting";
@@ -82,7 +83,7 @@ export function createStartup(
       state = "open";
     } catch (error) {
       failureLogged = false;
-      if (isConnectionError(error)) {
+      if (driverErrors.unavailable(error)) {
         state = "unreachable";
         failure = new DatabaseUnreachableError(addressOf(error) ?? host, error);
       } else {

@@ -3,7 +3,6 @@
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { isConnectionError } from "../core/connection-errors.ts";
 import { applyMigration, applyPlan } from "../db/migrations/apply.ts";
 import {
   dataLoss,
@@ -254,7 +253,7 @@ async function withApp(
     await work(loaded);
   } catch (error) {
     if (error instanceof CliError) throw error;
-    if (isConnectionError(error)) {
+    if (loaded.internals.database.profile.errors.unavailable(error)) {
       const code =
         (error as { code?: string }).code ??
         (error as { cause?: { code?: string } }).cause?.code ??

@@ -3,6 +3,7 @@
 
 import type { Kysely } from "kysely";
 import type { ClientAddress } from "./client-address.ts";
+import type { DriverErrors } from "./driver-errors.ts";
 import type { EndpointContext } from "./endpoint.ts";
 import { APIError } from "./errors.ts";
 import type { Identify, User } from "./identity.ts";
@@ -17,6 +18,8 @@ export interface ContextDeps {
   readonly jsonDepth: number;
   /** The client's address from the socket's and the trusted proxies' (`crudkit({ trustProxy })`). */
   readonly clientAddress: ClientAddress;
+  /** How the database's driver errors read (its engine's), to answer them as 503, 400 or 500. */
+  readonly driverErrors: DriverErrors;
 }
 
 const NO_QUERY: Record<string, string | undefined> = Object.freeze({});

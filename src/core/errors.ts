@@ -1,7 +1,6 @@
 // The one error type every endpoint throws, its closed set of codes, and the status each maps to.
 
-import { isConnectionError, isStatementTimeout } from "./connection-errors.ts";
-import { dataErrorColumn, isDataError } from "./data-errors.ts";
+import { type DriverErrors, isNetworkError } from "./driver-errors.ts";
 
 /** Status for each error code: the wire contract of DESIGN §3. */
 export const ERROR_STATUS = {
@@ -99,24 +98,30 @@ const DOES_NOT_FIT = new APIError(
 /**
  * Turns anything thrown into an APIError. Unknown errors become a generic 500 and a database that
  * cannot be reached a 503; their causes are logged here and never sent, so driver messages, SQL
- * and paths stay on the server.
+ * and paths stay on the server. `driver` is the database engine's reading of its errors (its
+ * profile's); without one, only network errors are recognized.
  */
-export function toAPIError(error: unknown, log: (message: string, error: unknown) => void): APIError {
+export function toAPIError(
+  error: unknown,
+  log: (message: string, error: unknown) => void,
+  driver?: DriverErrors,
+): APIError {
   if (error instanceof APIError) {
     if (error.status >= 500 && error.cause) log(`crudkit: ${error.message}`, error.cause);
     return error;
   }
-  if (isConnectionError(error)) {
+  if (driver ? driver.unavailable(error) : isNetworkError(error)) {
     log("crudkit: the database is unavailable", error);
     return UNAVAILABLE;
   }
-  if (isStatementTimeout(error)) {
+  if (driver?.timedOut(error)) {
     log("crudkit: a statement ran past the statement timeout", error);
     return TIMED_OUT;
   }
-  if (isDataError(error)) {
+  const misfit = driver?.misfit(error);
+  if (misfit) {
     log("crudkit: the database refused a value", error);
-    const column = dataErrorColumn(error);
+    const { column } = misfit;
     // Named when the driver names it: a column name is the field's, or a plugin table's own.
     return column && /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(column)
       ? new APIError("VALIDATION_ERROR", DOES_NOT_FIT.message, {

@@ -60,7 +60,7 @@ function answer({ router, deps, startup, log, inFlight, cors }: HandlerDeps): Re
       if (ctx.identified && !result.headers.has("cache-control")) privateAnswer(result);
       return result;
     } catch (error) {
-      return errorResponse(toAPIError(error, log));
+      return errorResponse(toAPIError(error, log, deps.driverErrors));
     } finally {
       inFlight.end();
     }

@@ -3,10 +3,11 @@
 import { type Dialect, Kysely, MysqlAdapter, PostgresAdapter, SqliteAdapter } from "kysely";
 import { ConfigError } from "../core/errors.ts";
 import { type DialectName, type DialectProfile, dialectProfile } from "./dialect.ts";
-import { openMysql } from "./mysql.ts";
-import { openPostgres } from "./postgres.ts";
-import { openSqlite, sqlitePath } from "./sqlite.ts";
-import { createSqliteReaders, type SqliteReaders } from "./sqlite-readers.ts";
+import { openMysql } from "./engines/mysql/driver.ts";
+import { openPostgres } from "./engines/postgres/driver.ts";
+import { openSqlite, sqlitePath } from "./engines/sqlite/driver.ts";
+import { createSqliteReaders } from "./engines/sqlite/readers.ts";
+import type { ReaderThreads } from "./reader-threads.ts";
 
 export type DatabaseOptions =
   | {
@@ -33,7 +34,7 @@ export interface Database {
   /** `INSERT/UPDATE/DELETE … RETURNING` is available (the profile's, at hand). */
   readonly returning: boolean;
   /** SQLite files: the reader threads lists over big tables run on. */
-  readonly readers?: SqliteReaders;
+  readonly readers?: ReaderThreads;
 }
 
 export function openDatabase(
@@ -61,9 +62,10 @@ export function openDatabase(
   if (typeof readers !== "number" || !Number.isInteger(readers) || readers < 0 || readers > 64)
     throw new ConfigError(`database.readers must be a whole number from 0 to 64, got ${String(readers)}.`);
   const path = sqlitePath(url);
+  const main = openSqlite(url);
   return {
-    ...describe(openSqlite(url)),
-    ...(readers > 0 && path !== ":memory:" ? { readers: createSqliteReaders(path, readers) } : {}),
+    ...describe(main),
+    ...(readers > 0 && path !== ":memory:" ? { readers: createSqliteReaders(path, readers, main) } : {}),
   };
 }
 

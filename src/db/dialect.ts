@@ -2,16 +2,27 @@
 // DialectAdapter). Code asks the profile what its engine can do or how it spells a thing, and
 // never compares dialect names.
 
-import type { ColumnDataType, Expression, RawBuilder, SqlBool } from "kysely";
-import { mysqlProfile } from "./dialects/mysql.ts";
-import { postgresProfile } from "./dialects/postgres.ts";
-import { sqliteProfile } from "./dialects/sqlite.ts";
+import type { ColumnDataType, Expression, Kysely, RawBuilder, SqlBool } from "kysely";
+import type { DriverErrors } from "../core/driver-errors.ts";
+import { mysqlProfile } from "./engines/mysql/profile.ts";
+import { postgresProfile } from "./engines/postgres/profile.ts";
+import { sqliteProfile } from "./engines/sqlite/profile.ts";
 import type { ColumnType } from "./table-definition.ts";
 
 export type DialectName = "sqlite" | "postgres" | "mysql";
 
 export interface DialectProfile {
   readonly name: DialectName;
+  /**
+   * Which of the driver's errors mean the database is away (503), a statement timed out, a value
+   * does not fit its column (400) or a reference is missing: every engine answers each.
+   */
+  readonly errors: DriverErrors;
+  /**
+   * The names the engine reports (in its catalog) for the column types crudkit creates, to tell a
+   * real type change from two names for the same type.
+   */
+  readonly physicalTypes: Readonly<Record<ColumnType, readonly string[]>>;
   /** `INSERT/UPDATE/DELETE … RETURNING` exists. */
   readonly returning: boolean;
   /**
@@ -64,6 +75,12 @@ export interface DialectProfile {
    * column (PostgreSQL), or none, a scan (MySQL/MariaDB: FULLTEXT matches words, not substrings).
    */
   readonly searchIndex: "fts5 trigram" | "pg_trgm" | "none";
+  /**
+   * How lists query the search index themselves, where the engine's LIKE does not use it (SQLite's
+   * FTS5 table narrows the rows, then the LIKE decides); undefined where the LIKE is what an index
+   * serves, or nothing does.
+   */
+  readonly textIndex: TextIndex | undefined;
   /**
    * Keyset pages compare row values, `(sort, id) > (?, ?)`, which the engine answers with one
    * index range (SQLite, PostgreSQL); otherwise the comparison is spelled out with OR.
@@ -128,6 +145,20 @@ export interface DialectProfile {
   readonly migrationLock:
     | { kind: "session"; tryLock: RawBuilder<{ ok: unknown }>; unlock: RawBuilder<unknown> }
     | { kind: "immediate transaction"; begin: RawBuilder<unknown> };
+}
+
+/** A search index that lists query directly (see `DialectProfile.textIndex`). */
+export interface TextIndex {
+  /** Whether the index can answer `term` (trigrams need three characters, say); else lists scan. */
+  answers(term: string): boolean;
+  /** The index's query for `term` as one phrase in `columns`, bound as a parameter. */
+  query(columns: readonly string[], term: string): string;
+  /** The condition that keeps the rows of `table` the index holds for `query`. */
+  rows(table: string, query: unknown): Expression<SqlBool>;
+  /** The columns `table`'s index covers, read from the database (none until a migration built it). */
+  columns(kysely: Kysely<any>, table: string): () => Promise<ReadonlySet<string>>;
+  /** Whether the index holds few rows for `match`: then any list searching it is cheap. */
+  fewCandidates(kysely: Kysely<any>, table: string): (db: Kysely<any>, match: string) => Promise<boolean>;
 }
 
 export interface LiveForeignKeyRow {

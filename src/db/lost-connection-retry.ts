@@ -24,7 +24,7 @@ import type {
   QueryResult,
   TransactionSettings,
 } from "kysely";
-import { isConnectionError } from "../core/connection-errors.ts";
+import type { DriverErrors } from "../core/driver-errors.ts";
 
 /** The pools hold at most 10 connections: every one of them dead, then a fresh one. */
 export const MAX_ATTEMPTS = 11;
@@ -49,8 +49,8 @@ export function harmlessTwice(sql: string): boolean {
 }
 
 /** Whether a statement that failed with `error` may run again on a fresh connection. */
-export function mayRunAgain(error: unknown, sql: string): boolean {
-  return isConnectionError(error) && (neverSent(error) || harmlessTwice(sql));
+export function mayRunAgain(error: unknown, sql: string, driver: DriverErrors): boolean {
+  return driver.unavailable(error) && (neverSent(error) || harmlessTwice(sql));
 }
 
 /** Used after the connection was lost and none could replace it: the database is away (503). */
@@ -65,6 +65,7 @@ class RetryingConnection implements DatabaseConnection {
 
   constructor(
     private readonly driver: Driver,
+    private readonly errors: DriverErrors,
     /** Undefined while a fresh connection is being acquired, or after acquiring it failed. */
     public inner: DatabaseConnection | undefined,
   ) {}
@@ -77,7 +78,7 @@ class RetryingConnection implements DatabaseConnection {
         this.used = true;
         return result;
       } catch (error) {
-        if (this.used || attempt >= MAX_ATTEMPTS || !mayRunAgain(error, query.sql)) throw error;
+        if (this.used || attempt >= MAX_ATTEMPTS || !mayRunAgain(error, query.sql, this.errors)) throw error;
         // The driver has already closed the dead connection (see the engines' pools): giving it
         // back only forgets it. Given back once: the checkout holds nothing until the next arrives.
         this.inner = undefined;
@@ -94,11 +95,11 @@ class RetryingConnection implements DatabaseConnection {
 }
 
 /** `driver`, with each checkout able to run its first statement again on another connection. */
-function retryingDriver(driver: Driver): Driver {
+function retryingDriver(driver: Driver, errors: DriverErrors): Driver {
   const inner = (connection: DatabaseConnection) => (connection as RetryingConnection).inner;
   return {
     init: () => driver.init(),
-    acquireConnection: async () => new RetryingConnection(driver, await driver.acquireConnection()),
+    acquireConnection: async () => new RetryingConnection(driver, errors, await driver.acquireConnection()),
     // The engine's driver runs BEGIN, COMMIT and savepoints through the connection it is given, so
     // they go through the retrying one.
     beginTransaction: (connection, settings: TransactionSettings) =>
@@ -122,10 +123,10 @@ function retryingDriver(driver: Driver): Driver {
  * `dialect` with lost connections retried where harmless (see above). For the pooled engines
  * (PostgreSQL, MySQL); SQLite's connection is in the process and cannot be lost.
  */
-export function retryingDialect(dialect: Dialect): Dialect {
+export function retryingDialect(dialect: Dialect, errors: DriverErrors): Dialect {
   return {
     createAdapter: () => dialect.createAdapter(),
-    createDriver: () => retryingDriver(dialect.createDriver()),
+    createDriver: () => retryingDriver(dialect.createDriver(), errors),
     createQueryCompiler: () => dialect.createQueryCompiler(),
     createIntrospector: (db: Kysely<any>) => dialect.createIntrospector(db),
   };

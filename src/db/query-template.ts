@@ -2,8 +2,7 @@
 // request only fills in its parameters. This keeps builder and compiler work off the hot path.
 
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
-import { directPostgres } from "./postgres.ts";
-import { directSqlite } from "./sqlite.ts";
+import { directPath } from "./direct-path.ts";
 
 /** A placeholder compiled into a query's parameters, filled in at execution. */
 class Slot {
@@ -33,9 +32,9 @@ export async function runTemplate<Row = Record<string, unknown>>(
   values: Readonly<Record<string, unknown>>,
 ): Promise<{ rows: Row[]; numAffectedRows?: bigint }> {
   const parameters = parametersOf(template, values);
-  // SQLite, when no other request's transaction is open: straight to the prepared statement.
-  const sqlite = directSqlite(db);
-  if (sqlite) return sqlite.run(template.compiled.sql, parameters) as { rows: Row[] };
+  // Straight to the engine where it allows (SQLite's prepared statement, PostgreSQL's pool).
+  const direct = directPath(db);
+  if (direct) return direct.run(template.compiled.sql, parameters) as { rows: Row[] };
   return execute<Row>(db, template, parameters);
 }
 
@@ -49,8 +48,8 @@ export async function firstRow<Row = Record<string, unknown>>(
   values: Readonly<Record<string, unknown>>,
 ): Promise<Row | undefined> {
   const parameters = parametersOf(template, values);
-  const sqlite = directSqlite(db);
-  if (sqlite) return sqlite.first(template.compiled.sql, parameters) as Row | undefined;
+  const direct = directPath(db);
+  if (direct) return (await direct.first(template.compiled.sql, parameters)) as Row | undefined;
   return (await execute<Row>(db, template, parameters)).rows[0];
 }
 
@@ -63,9 +62,6 @@ function execute<Row>(
   template: QueryTemplate,
   parameters: unknown[],
 ): Promise<{ rows: Row[]; numAffectedRows?: bigint }> {
-  // PostgreSQL outside a transaction: straight to the pool.
-  const postgres = directPostgres(db);
-  if (postgres) return postgres<Row>(template.compiled.sql, parameters);
   // Named, not spread: a spread followed by a property is V8's slow path (see resource/runtime.ts extend).
   const { query, queryId, sql: text } = template.compiled;
   return db.executeQuery<Row>({ query, queryId, sql: text, parameters } as CompiledQuery<Row>);

@@ -1,13 +1,12 @@
 // A list page of a resource: filter and row rule compiled, search through the index where one
 // covers the fields, the page by offset or keyset cursor, its count, and the cursors beside it.
-// Over a big SQLite table a list that may read more than its page runs on a reader thread.
+// Over a big table, where the engine has reader threads (SQLite), a list that may read more than
+// its page runs on one.
 
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { Database } from "../db/database.ts";
 import { runTemplate } from "../db/query-template.ts";
 import type { RecordCodec } from "../db/record-codec.ts";
-import { walksIndex } from "../db/sqlite-plan.ts";
-import { fewCandidates, indexableTerm, phraseIn, searchIndexColumns } from "../db/sqlite-search.ts";
 import type { ListQuery } from "../query/list-query.ts";
 import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
@@ -31,21 +30,6 @@ const BIG_TABLE = 10_000;
  */
 const FAST_COUNT_ROWS = 200_000;
 
-/** About how many rows `table` has, looked up at most once a second (rowids grow with the table). */
-function tableSize(database: Database, table: string): () => Promise<number> {
-  let size = 0;
-  let checkedAt = 0;
-  const query = sql<{ last: unknown }>`select max(rowid) as last from ${sql.table(table)}`;
-  return async () => {
-    const now = Date.now();
-    if (now - checkedAt >= 1000) {
-      checkedAt = now;
-      size = Number((await query.execute(database.kysely)).rows[0]?.last ?? 0);
-    }
-    return size;
-  };
-}
-
 /** What a resource's lists are built from, made once with its store. */
 export interface ListParts {
   resource: AnyResource;
@@ -67,16 +51,15 @@ export function pagedList({
   compileScope,
   listTemplates,
 }: ListParts): (main: Kysely<any>, query: ListQuery, within?: ListScope) => Promise<ListedPage> {
-  const { profile } = database;
+  const { profile, readers } = database;
   const table = resource.name;
-  // SQLite searches through its FTS5 index once a migration built it; elsewhere the LIKE itself
-  // is what an index (pg_trgm) serves, or what scans (MySQL).
-  const size = database.readers ? tableSize(database, table) : undefined;
-  const few = size && resource.searchable.length > 0 ? fewCandidates(database, table) : undefined;
-  const searchIndex =
-    profile.searchIndex === "fts5 trigram" && resource.searchable.length > 0
-      ? searchIndexColumns(database, table)
-      : undefined;
+  // Where the engine's LIKE uses no index (SQLite), lists search through the engine's text index
+  // once a migration built it; elsewhere the LIKE itself is what an index (pg_trgm) serves, or
+  // what scans (MySQL).
+  const textIndex = resource.searchable.length > 0 ? profile.textIndex : undefined;
+  const size = readers?.tableSize(table);
+  const few = size && textIndex?.fewCandidates(database.kysely, table);
+  const searchIndex = textIndex?.columns(database.kysely, table);
   return async (main, query, within = {}) => {
     const filter = query.where ? compileWhere(query.where, fields, profile) : undefined;
     const rule = within.scope ? compileScope(within.scope) : undefined;
@@ -87,7 +70,7 @@ export function pagedList({
     const keyset = cursor && { direction: cursor.direction, valueIsNull: cursor.value === null };
     const searchIn = within.searchIn ?? resource.searchable;
     let indexed = false;
-    if (searchIndex && query.search !== undefined && indexableTerm(query.search)) {
+    if (searchIndex && query.search !== undefined && textIndex!.answers(query.search)) {
       const covered = await searchIndex();
       indexed = searchIn.every((f) => covered.has(f));
     }
@@ -101,12 +84,12 @@ export function pagedList({
       const counted = query.count !== "none";
       if (counted && (templates.narrowed || (query.count === "exact" && rows > FAST_COUNT_ROWS)))
         return false;
-      templates.walks ??= walksIndex(main, templates.page, values, templates.narrowed);
+      templates.walks ??= readers!.walksIndex(main, templates.page, values, templates.narrowed);
       return templates.walks;
     };
     const search = query.search === undefined ? undefined : `%${query.search.replace(/[\\%_]/g, "\\$&")}%`;
     const values = Object.assign(
-      { match: indexed ? phraseIn(searchIn, query.search!) : undefined },
+      { match: indexed ? textIndex!.query(searchIn, query.search!) : undefined },
       filter?.values,
       rule?.values,
       {
@@ -119,7 +102,7 @@ export function pagedList({
       },
     );
     const tableRows = !main.isTransaction && size ? await size() : 0;
-    const db = tableRows > BIG_TABLE && !(await cheap(tableRows)) ? database.readers!.pick() : main;
+    const db = tableRows > BIG_TABLE && !(await cheap(tableRows)) ? readers!.pick() : main;
     const total =
       query.count === "none" ? null : await countRows(db, database, table, templates, values, query.count);
     const { rows } = await runTemplate<Row>(db, templates.page, values);

@@ -4,7 +4,6 @@
 import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
 import type { DialectProfile } from "../db/dialect.ts";
 import { compileTemplate, slot } from "../db/query-template.ts";
-import { indexedRows } from "../db/sqlite-search.ts";
 import type { ListQuery } from "../query/list-query.ts";
 import type { CompiledWhere } from "../query/where-sql.ts";
 import { type Cursor, keysetCondition } from "./keyset.ts";
@@ -39,7 +38,7 @@ export function listTemplateCache(
     if (!templates) {
       const conditions: Expression<SqlBool>[] = [];
       if (rule) conditions.push(rule.build());
-      if (query.search && indexed) conditions.push(indexedRows(table, slot("match")));
+      if (query.search && indexed) conditions.push(profile.textIndex!.rows(table, slot("match")));
       if (query.search)
         conditions.push(
           sql<SqlBool>`(${sql.join(

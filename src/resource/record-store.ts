@@ -89,7 +89,7 @@ export function createRecordStore(
   const compileScope = (scope: Condition) => compileWhere(scope, fields, profile, "r");
   const listTemplates = listTemplateCache(builder, table, profile, defaultSort, nullableFields);
 
-  const missingReference = referenceErrors(resource);
+  const missingReference = referenceErrors(resource, database.profile.errors);
   const conflictOf = uniqueConflicts(resource);
 
   const findOne = async (db: Kysely<any>, id: string, template = findById, values?: Row) => {

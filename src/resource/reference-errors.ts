@@ -2,7 +2,7 @@
 // caller gets a 400 naming the field, never the driver's words.
 
 import type { Kysely } from "kysely";
-import { violatedForeignKey } from "../core/data-errors.ts";
+import type { DriverErrors } from "../core/driver-errors.ts";
 import { APIError } from "../core/errors.ts";
 import { foreignKeyName } from "../db/table-definition.ts";
 import type { Field } from "../schema/field-model.ts";
@@ -15,11 +15,11 @@ type Row = Record<string, unknown>;
  * field; other errors come back as they are. Where the driver names no constraint (SQLite), the
  * written ids are looked up; a failed SQLite statement leaves its transaction usable.
  */
-export function referenceErrors(resource: AnyResource) {
+export function referenceErrors(resource: AnyResource, driver: DriverErrors) {
   const fields = resource.fields.filter((f) => f.reference);
   const byKey = new Map(fields.map((f) => [foreignKeyName(resource.name, f.name), f]));
   return async (error: unknown, db: Kysely<any>, written: Row): Promise<unknown> => {
-    const violation = fields.length > 0 ? violatedForeignKey(error) : undefined;
+    const violation = fields.length > 0 ? driver.foreignKey(error) : undefined;
     if (!violation) return error;
     const named = violation.constraint ? byKey.get(violation.constraint) : undefined;
     let missing = named ? [named] : [];

@@ -1,6 +1,7 @@
 // Everything a resource's operations need, built once when the app is assembled.
 
 import type { Kysely } from "kysely";
+import type { DriverErrors } from "../core/driver-errors.ts";
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
@@ -24,6 +25,8 @@ export type Log = (message: string, error?: unknown) => void;
 export interface ResourceRuntime {
   readonly resource: AnyResource;
   readonly db: Kysely<any>;
+  /** How the database's errors read (a foreign key that refused a delete, say). */
+  readonly driverErrors: DriverErrors;
   readonly store: RecordStore;
   readonly validator: InputValidator;
   readonly hooks: HookChain;
@@ -93,6 +96,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
   return {
     resource,
     db: options.database.kysely,
+    driverErrors: options.database.profile.errors,
     store: createRecordStore(resource, options.database, ruleFields, options.log),
     validator: createInputValidator(resource.name, resource.fields, managed),
     hooks: chainHooks([resource.hooks, ...options.pluginHooks]),

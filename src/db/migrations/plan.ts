@@ -25,7 +25,6 @@ import {
 } from "./foreign-keys.ts";
 import { type LiveSchema, type LiveTable, readLiveSchema } from "./live-schema.ts";
 import { type MigrationPlan, MigrationRefused, type MigrationStep } from "./migration-step.ts";
-import { sameType } from "./physical-types.ts";
 import { MIGRATIONS_TABLE, readOwnedTables } from "./record.ts";
 import {
   dropSearchStatements,
@@ -96,7 +95,7 @@ async function changeTable(
       added.push(name);
       continue;
     }
-    if (!sameType(db.dialect, column.type, current.dataType)) {
+    if (!db.profile.physicalTypes[column.type].includes(current.dataType)) {
       alterations.push({
         description: `change type of ${table.name}.${name} from ${current.dataType} to ${column.type}`,
         destructive: true,

@@ -5,7 +5,6 @@
 
 import { createHash } from "node:crypto";
 import { addressKey } from "../../core/client-address.ts";
-import { isConnectionError } from "../../core/connection-errors.ts";
 import type { Endpoint, EndpointContext } from "../../core/endpoint.ts";
 import { APIError } from "../../core/errors.ts";
 import { Versioned } from "../../core/etag.ts";
@@ -74,7 +73,7 @@ export function idempotency(options: IdempotencyOptions = {}) {
       } catch (error) {
         // The database went away mid-request: the write may have committed, so the key stays
         // claimed, and a retry waits (409) until it goes stale rather than running again at once.
-        if (!isConnectionError(error))
+        if (!app.profile.errors.unavailable(error))
           await store
             .release(key, token)
             .catch((e) => app.log("crudkit: could not release an idempotency key", e));

@@ -1,7 +1,6 @@
 // DELETE /<resource>/:id → 200 with { success: true, id }; with If-Match, only if the record is
 // still the version named (412 otherwise).
 
-import { violatedForeignKey } from "../../core/data-errors.ts";
 import type { Endpoint } from "../../core/endpoint.ts";
 import { checkIfMatch } from "../../core/etag.ts";
 import { admit } from "../admission.ts";
@@ -46,7 +45,7 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
           }
           if (releasing) await releaseDependents(rt, write, id, releasing);
           const previous = await rt.store.delete(db, id, scope).catch((error) => {
-            const violation = violatedForeignKey(error);
+            const violation = rt.driverErrors.foreignKey(error);
             throw violation ? referencedConflict(rt, violation.constraint) : error;
           });
           if (!previous) notFound(rt, id);

@@ -3,7 +3,8 @@
 // search scans (FULLTEXT matches words, not substrings), bounded by the statement timeout.
 
 import { sql } from "kysely";
-import type { DialectProfile } from "../dialect.ts";
+import type { DialectProfile } from "../../dialect.ts";
+import { mysqlErrors } from "./errors.ts";
 
 const TYPES = {
   integer: "bigint",
@@ -15,6 +16,15 @@ const TYPES = {
 
 export const mysqlProfile: DialectProfile = {
   name: "mysql",
+  errors: mysqlErrors,
+  physicalTypes: {
+    text: ["text", "varchar", "longtext", "mediumtext"],
+    integer: ["bigint", "int"],
+    number: ["double", "float", "decimal"],
+    boolean: ["tinyint"],
+    date: ["datetime", "timestamp"],
+    json: ["json", "longtext"],
+  },
   returning: false,
   rowLocks: true,
   shareLock: sql`lock in share mode`,
@@ -27,6 +37,7 @@ export const mysqlProfile: DialectProfile = {
   readsAsWritten: false,
   textEqualityIgnoresCase: true,
   searchIndex: "none",
+  textIndex: undefined,
   // MariaDB does not turn `(a, b) > (?, ?)` into an index range; the OR form it does.
   rowValueKeyset: false,
   explicitNullsOrder: false,

@@ -3,28 +3,28 @@
 // decides, so results are exactly what a scan finds, just without the scan.
 
 import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
-import type { Database } from "./database.ts";
-import { searchTableName } from "./migrations/search-index.ts";
-import { type QueryTemplate, runTemplate, slot } from "./query-template.ts";
+import type { TextIndex } from "../../dialect.ts";
+import { searchTableName } from "../../migrations/search-index.ts";
+import { type QueryTemplate, runTemplate, slot } from "../../query-template.ts";
 
 /**
  * Whether the index can answer `term`: trigrams need three characters, and a NUL would end the
  * FTS query early (the scan handles both).
  */
-export function indexableTerm(term: string): boolean {
+function indexableTerm(term: string): boolean {
   let characters = 0;
   for (const _ of term) if (++characters >= 3) break;
   return characters >= 3 && !term.includes("\0");
 }
 
 /** An FTS5 query for `term` as one phrase in `columns`: `{"name" "notes"} : "te""rm"`. */
-export function phraseIn(columns: readonly string[], term: string): string {
+function phraseIn(columns: readonly string[], term: string): string {
   const quote = (text: string) => `"${text.replaceAll('"', '""')}"`;
   return `{${columns.map(quote).join(" ")}} : ${quote(term)}`;
 }
 
 /** `rowid in (select rowid from "<table>__search" where … match ?)`: the candidate rows. */
-export function indexedRows(table: string, query: unknown): Expression<SqlBool> {
+function indexedRows(table: string, query: unknown): Expression<SqlBool> {
   const search = sql.table(searchTableName(table));
   return sql<SqlBool>`rowid in (select rowid from ${search} where ${search} match ${query})`;
 }
@@ -36,7 +36,7 @@ const RECHECK_MS = 5000;
  * it. Found once, it is kept; while missing, it is looked for again every few seconds (a
  * `crudkit migrate` from another process may add it while the app runs).
  */
-export function searchIndexColumns(database: Database, table: string): () => Promise<ReadonlySet<string>> {
+function searchIndexColumns(kysely: Kysely<any>, table: string): () => Promise<ReadonlySet<string>> {
   let known: ReadonlySet<string> | undefined;
   let lookedAt = 0;
   let looking: Promise<ReadonlySet<string>> | undefined;
@@ -46,7 +46,7 @@ export function searchIndexColumns(database: Database, table: string): () => Pro
     if (looking) return looking;
     if (Date.now() - lookedAt < RECHECK_MS) return none;
     looking = sql<{ name: string }>`select name from pragma_table_info(${searchTableName(table)})`
-      .execute(database.kysely)
+      .execute(kysely)
       .then(({ rows }) => {
         lookedAt = Date.now();
         if (rows.length > 0) known = new Set(rows.map((r) => r.name));
@@ -73,10 +73,10 @@ const KNOWN_TERMS = 256;
  * only decides which thread runs a list, never what it finds, so it is kept for a moment: a term
  * searched again (the next page, the next keystroke) is not probed again.
  */
-export function fewCandidates(database: Database, table: string) {
+function fewCandidates(kysely: Kysely<any>, table: string) {
   const search = sql.table(searchTableName(table));
   const compiled = sql<{ n: number }>`select count(*) as n from (select rowid from ${search}
-    where ${search} match ${slot("match")} limit ${sql.lit(FEW + 1)})`.compile(database.kysely);
+    where ${search} match ${slot("match")} limit ${sql.lit(FEW + 1)})`.compile(kysely);
   const template: QueryTemplate = { compiled, parameters: compiled.parameters };
   const known = new Map<string, { few: boolean; at: number }>();
   return async (db: Kysely<any>, match: string): Promise<boolean> => {
@@ -89,3 +89,12 @@ export function fewCandidates(database: Database, table: string) {
     return few;
   };
 }
+
+/** SQLite's FTS5 trigram table, as lists query it. */
+export const fts5TextIndex: TextIndex = {
+  answers: indexableTerm,
+  query: phraseIn,
+  rows: indexedRows,
+  columns: searchIndexColumns,
+  fewCandidates,
+};

@@ -2,9 +2,9 @@
 // MySQL need it installed (`npm install mysql2`).
 
 import { Kysely, MysqlDialect } from "kysely";
-import { isConnectionError } from "../core/connection-errors.ts";
-import { driverMissing } from "./driver-missing.ts";
-import { retryingDialect } from "./lost-connection-retry.ts";
+import { driverMissing } from "../../driver-missing.ts";
+import { retryingDialect } from "../../lost-connection-retry.ts";
+import { mysqlErrors } from "./errors.ts";
 
 export function openMysql(
   url: string,
@@ -48,6 +48,7 @@ export function openMysql(
           return pool as never;
         },
       }),
+      mysqlErrors,
     ),
   });
 }
@@ -69,7 +70,7 @@ function destroyWhenLost(connection: PooledConnection): void {
     const callback = args.at(-1);
     if (typeof callback === "function")
       args[args.length - 1] = (error: unknown, ...rest: unknown[]) => {
-        if (error && isConnectionError(error)) connection.destroy();
+        if (error && mysqlErrors.unavailable(error)) connection.destroy();
         callback(error, ...rest);
       };
     return query.apply(this, args);

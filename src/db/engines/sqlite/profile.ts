@@ -2,7 +2,9 @@
 // an FTS5 trigram table; no row locks (writes run one at a time) and no ALTER COLUMN.
 
 import { sql } from "kysely";
-import type { DialectProfile } from "../dialect.ts";
+import type { DialectProfile } from "../../dialect.ts";
+import { sqliteErrors } from "./errors.ts";
+import { fts5TextIndex } from "./search.ts";
 
 const TYPES = {
   text: "text",
@@ -15,6 +17,15 @@ const TYPES = {
 
 export const sqliteProfile: DialectProfile = {
   name: "sqlite",
+  errors: sqliteErrors,
+  physicalTypes: {
+    text: ["text"],
+    integer: ["integer"],
+    number: ["real"],
+    boolean: ["integer"],
+    date: ["text"],
+    json: ["text"],
+  },
   returning: true,
   rowLocks: false,
   shareLock: undefined,
@@ -27,6 +38,7 @@ export const sqliteProfile: DialectProfile = {
   readsAsWritten: true,
   textEqualityIgnoresCase: false,
   searchIndex: "fts5 trigram",
+  textIndex: fts5TextIndex,
   rowValueKeyset: true,
   explicitNullsOrder: false,
   columnType: (type) => TYPES[type],

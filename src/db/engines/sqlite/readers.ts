@@ -17,7 +17,9 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from "kysely";
-import { APIError } from "../core/errors.ts";
+import { APIError } from "../../../core/errors.ts";
+import type { ReaderThreads } from "../../reader-threads.ts";
+import { tableSize, walksIndex } from "./plan.ts";
 
 // Plain JavaScript, run with `eval`: the same code whether crudkit runs from TypeScript sources
 // (tsx, vitest) or from its build, with no file of its own to locate.
@@ -95,16 +97,8 @@ interface ReaderError {
   code?: string;
 }
 
-export interface SqliteReaders {
-  /** A Kysely instance whose queries run on the least busy reader thread (started on first use). */
-  pick(): Kysely<any>;
-  /** The threads running now, for diagnostics and tests. */
-  threads(): readonly Worker[];
-  close(): Promise<void>;
-}
-
 /** `count` reader threads on the SQLite file at `path`. */
-export function createSqliteReaders(path: string, count: number): SqliteReaders {
+export function createSqliteReaders(path: string, count: number, main: Kysely<any>): ReaderThreads {
   // Resolved when the first reader starts: by then the main connection has loaded the driver.
   let driver: string | undefined;
   const readers: Reader[] = [];
@@ -125,6 +119,8 @@ export function createSqliteReaders(path: string, count: number): SqliteReaders 
       for (const reader of readers) if (reader.pending.size < best.pending.size) best = reader;
       return best.kysely;
     },
+    tableSize: (table) => tableSize(main, table),
+    walksIndex,
     threads: () => readers.filter((r) => !r.ended).map((r) => r.worker),
     async close() {
       closing = true;

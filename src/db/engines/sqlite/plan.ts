@@ -1,10 +1,10 @@
 // Which SQLite list queries are cheap whatever the table's size: those SQLite answers by walking
 // an index in the list's order and stopping at the LIMIT. Those run on the main connection; any
 // other (a sort, a scan past rows that do not match, a long OFFSET) may take as long as the table
-// is big, and goes to a reader thread (sqlite-readers.ts).
+// is big, and goes to a reader thread (readers.ts).
 
-import type { Kysely } from "kysely";
-import { type QueryTemplate, runTemplate } from "./query-template.ts";
+import { type Kysely, sql } from "kysely";
+import { type QueryTemplate, runTemplate } from "../../query-template.ts";
 
 /**
  * SQLite's plan for `template`: true when it reads rows in order from an index (`SEARCH … USING
@@ -28,4 +28,19 @@ export async function walksIndex(
     if (detail.startsWith("SCAN")) return !filtered && / USING (COVERING )?INDEX /.test(detail);
     return true;
   });
+}
+
+/** About how many rows `table` has, looked up at most once a second (rowids grow with the table). */
+export function tableSize(kysely: Kysely<any>, table: string): () => Promise<number> {
+  let size = 0;
+  let checkedAt = 0;
+  const query = sql<{ last: unknown }>`select max(rowid) as last from ${sql.table(table)}`;
+  return async () => {
+    const now = Date.now();
+    if (now - checkedAt >= 1000) {
+      checkedAt = now;
+      size = Number((await query.execute(kysely)).rows[0]?.last ?? 0);
+    }
+    return size;
+  };
 }

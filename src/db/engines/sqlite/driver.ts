@@ -6,8 +6,9 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
-import { sqliteUrl } from "./database-url.ts";
-import { driverMissing } from "./driver-missing.ts";
+import { sqliteUrl } from "../../database-url.ts";
+import { type DirectPath, registerDirectPath } from "../../direct-path.ts";
+import { driverMissing } from "../../driver-missing.ts";
 
 /** Settings shared with the benchmark's reference server, so both run SQLite the same way. */
 export const SQLITE_PRAGMAS = [
@@ -40,8 +41,11 @@ export function openSqlite(url: string): Kysely<any> {
         const db = new Database(path);
         for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
         const cached = cachedStatements(db);
-        direct.set(kysely.getExecutor().adapter, {
-          idle: () => db.open && !db.inTransaction,
+        // Outside a transaction, a statement may run straight away while none is open: better-sqlite3
+        // runs it synchronously, so nothing can interleave with it. Another request's open
+        // transaction (waiting on a hook) must finish first, so then it queues through Kysely as
+        // usual. Inside a transaction it is safe: the one connection is the transaction's until it ends.
+        const statements: DirectPath = {
           run(sql, parameters) {
             const statement = cached.prepare(sql);
             if (statement.reader) return { rows: statement.all(parameters) as Record<string, unknown>[] };
@@ -50,7 +54,10 @@ export function openSqlite(url: string): Kysely<any> {
           first(sql, parameters) {
             return cached.prepare(sql).get(parameters) as Record<string, unknown> | undefined;
           },
-        });
+        };
+        registerDirectPath(kysely, (on) =>
+          on.isTransaction || (db.open && !db.inTransaction) ? statements : undefined,
+        );
         return cached as never;
       },
     }),
@@ -75,34 +82,4 @@ function cachedStatements(db: BetterSqlite3.Database) {
       db.close();
     },
   };
-}
-
-export interface DirectSqlite {
-  /** No transaction is open on the connection (and it is open). */
-  idle(): boolean;
-  run(
-    sql: string,
-    parameters: readonly unknown[],
-  ): { rows: Record<string, unknown>[]; numAffectedRows?: bigint };
-  /** The first row a reading statement returns. */
-  first(sql: string, parameters: readonly unknown[]): Record<string, unknown> | undefined;
-}
-
-/**
- * Keyed by the dialect adapter, which a Kysely instance shares with its transactions. Known once
- * the instance has run its first statement (Kysely opens the database then).
- */
-const direct = new WeakMap<object, DirectSqlite>();
-
-/**
- * The connection under a SQLite Kysely instance opened here, when a statement may run on it
- * straight away, without Kysely's connection lock. better-sqlite3 runs a statement synchronously,
- * so nothing can interleave with it. Outside a transaction that is safe while none is open;
- * another request's open transaction (waiting on a hook) must finish first, so then the statement
- * queues through Kysely as usual. Inside a transaction it is safe: the one connection is the
- * transaction's until it ends.
- */
-export function directSqlite(db: Kysely<any>): DirectSqlite | undefined {
-  const sqlite = direct.get(db.getExecutor().adapter);
-  return sqlite && (db.isTransaction || sqlite.idle()) ? sqlite : undefined;
 }

@@ -3,10 +3,11 @@
 
 import { Kysely, PostgresDialect, type QueryResult } from "kysely";
 import type { Client as PgClient, Pool as PgPool, QueryResult as PgResult } from "pg";
-import { isConnectionError } from "../core/connection-errors.ts";
-import { driverMissing } from "./driver-missing.ts";
-import { MAX_ATTEMPTS, mayRunAgain, retryingDialect } from "./lost-connection-retry.ts";
-import { isoFromTimestamptz } from "./postgres-timestamps.ts";
+import { type DirectPath, registerDirectPath } from "../../direct-path.ts";
+import { driverMissing } from "../../driver-missing.ts";
+import { MAX_ATTEMPTS, mayRunAgain, retryingDialect } from "../../lost-connection-retry.ts";
+import { postgresErrors } from "./errors.ts";
+import { isoFromTimestamptz } from "./timestamps.ts";
 
 /** JSON and JSONB arrive as text (the record codec parses them): a JSON string value stays a string. */
 const RAW_TEXT_TYPES = new Set([114, 3802]);
@@ -52,39 +53,28 @@ export function openPostgres(
           pool.on("connect", (client) =>
             client.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error)),
           );
-          direct.set(kysely.getExecutor(), {
-            pool,
-            run: (sql, parameters) => runOnPool(pool, sql, parameters),
-          });
+          // A transaction or a pinned connection (`db.connection()`) has an executor of its own:
+          // it never runs here. A pool being closed answers through Kysely, which reports it
+          // closed its own way.
+          const root = kysely.getExecutor();
+          const path: DirectPath = {
+            run: (sql, parameters) => runOnPool(pool, sql, parameters as unknown[]),
+            first: async (sql, parameters) =>
+              (await runOnPool(pool, sql, parameters as unknown[])).rows[0] as never,
+          };
+          registerDirectPath(kysely, (db) => (db.getExecutor() === root && !pool.ending ? path : undefined));
           return pool;
         },
       }),
+      postgresErrors,
     ),
   });
   return kysely;
 }
 
-/**
- * Runs statements straight on the pool, outside Kysely's connection handling: the same steps
- * (take a connection, run, give it back) without its layers of promises. On the bench machine
- * that is about 4 µs less CPU per statement with the built package (7–8 µs from the sources), of
- * about 80 µs for a read by id. Transactions and pinned connections go through Kysely as usual.
- */
-export type DirectPostgres = <Row>(sql: string, parameters: unknown[]) => Promise<QueryResult<Row>>;
-
-/**
- * The pool under a PostgreSQL Kysely instance opened here, keyed by the instance's executor: a
- * transaction or a pinned connection (`db.connection()`) has an executor of its own, so it never
- * finds one. Known once the instance has run its first statement (Kysely makes the pool then).
- */
-const direct = new WeakMap<object, { pool: PgPool; run: DirectPostgres }>();
-
-/** How to run statements on `db` straight on its pool, when they may (see `DirectPostgres`). */
-export function directPostgres(db: Kysely<any>): DirectPostgres | undefined {
-  const found = direct.get(db.getExecutor());
-  // A pool being closed answers through Kysely, which reports it closed its own way.
-  return found && !found.pool.ending ? found.run : undefined;
-}
+// Statements outside a transaction run straight on the pool (see direct-path.ts): on the bench
+// machine about 4 µs less CPU per statement with the built package (7–8 µs from the sources), of
+// about 80 µs for a read by id.
 
 const WRITES = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
 
@@ -105,8 +95,8 @@ function runOnPool<Row>(
       const done = (error: Error | null, result?: PgResult) => {
         // A failed statement leaves the connection usable, unless the connection itself failed:
         // then it is destroyed, never handed to another request.
-        release(error && isConnectionError(error) ? error : undefined);
-        if (error && attempt < MAX_ATTEMPTS && mayRunAgain(error, text))
+        release(error && postgresErrors.unavailable(error) ? error : undefined);
+        if (error && attempt < MAX_ATTEMPTS && mayRunAgain(error, text, postgresErrors))
           return resolve(runOnPool<Row>(pool, text, parameters, attempt + 1));
         if (error || !result) return reject(error ?? new Error("PostgreSQL returned no result."));
         resolve({
@@ -152,7 +142,7 @@ function callbackQueries(Client: typeof PgClient): typeof PgClient {
           if (!error) return resolve(result);
           // A connection that failed is closed at once: pg's pool then drops it when it is given
           // back, instead of handing it to the next request before the socket's end is read.
-          if (isConnectionError(error)) this.end().catch(() => {});
+          if (postgresErrors.unavailable(error)) this.end().catch(() => {});
           reject(error);
         }),
       );

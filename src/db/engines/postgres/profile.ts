@@ -2,7 +2,8 @@
 // uses as is; row locks; planner estimates for counts.
 
 import { sql } from "kysely";
-import type { DialectProfile } from "../dialect.ts";
+import type { DialectProfile } from "../../dialect.ts";
+import { postgresErrors } from "./errors.ts";
 
 const TYPES = {
   text: "text",
@@ -18,6 +19,15 @@ const MIGRATION_LOCK_KEY = sql.raw("7236823510451917397");
 
 export const postgresProfile: DialectProfile = {
   name: "postgres",
+  errors: postgresErrors,
+  physicalTypes: {
+    text: ["text", "varchar"],
+    integer: ["int8", "int4", "int2"],
+    number: ["float8", "float4", "numeric"],
+    boolean: ["bool"],
+    date: ["timestamptz", "timestamp"],
+    json: ["jsonb", "json"],
+  },
   returning: true,
   rowLocks: true,
   shareLock: sql`for share`,
@@ -30,6 +40,7 @@ export const postgresProfile: DialectProfile = {
   readsAsWritten: false,
   textEqualityIgnoresCase: false,
   searchIndex: "pg_trgm",
+  textIndex: undefined,
   rowValueKeyset: true,
   // PostgreSQL sorts nulls last ascending; crudkit sorts them first, as SQLite and MySQL do.
   explicitNullsOrder: true,
