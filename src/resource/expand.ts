@@ -101,7 +101,7 @@ async function expandLevel(
       const target = rt.runtimeOf(relation.target);
       const ids = distinct(records.map((r) => r[relation.field]));
       const reader = ids.length ? await readerOf(target, ctx, readers) : null;
-      const found = reader ? await target.store.related.byIds(ctx.db, ids, reader.scope) : [];
+      const found = reader ? await target.store.related.byIds(ctx.db, ids, reader.scope, reader.hidden) : [];
       const visible = found.map((r) => withoutHidden(r, reader!.hidden));
       await expandLevel(target, ctx, visible, children, readers);
       const byId = new Map(visible.map((r) => [r.id, r]));
@@ -113,7 +113,14 @@ async function expandLevel(
       const readable = reader && !reader.hidden.has(relation.field) ? reader : null;
       const ids = distinct(records.map((r) => r.id));
       const found = readable
-        ? await source.store.related.byParents(ctx.db, relation.field, ids, relation, readable.scope)
+        ? await source.store.related.byParents(
+            ctx.db,
+            relation.field,
+            ids,
+            relation,
+            readable.scope,
+            readable.hidden,
+          )
         : [];
       const byParent = new Map<unknown, Row[]>();
       for (const row of found) {

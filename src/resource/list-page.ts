@@ -15,6 +15,7 @@ import { countRows } from "./list-count.ts";
 import type { listTemplateCache } from "./list-templates.ts";
 import type { ListedPage, ListScope } from "./record-store.ts";
 import type { AnyResource } from "./types.ts";
+import { visibleColumns } from "./visible-columns.ts";
 
 type Row = Record<string, unknown>;
 
@@ -34,6 +35,8 @@ const FAST_COUNT_ROWS = 200_000;
 export interface ListParts {
   resource: AnyResource;
   database: Database;
+  /** The table's columns, of which a page selects those the caller may read. */
+  columns: readonly string[];
   fields: ReadonlyMap<string, FilterField>;
   codec: RecordCodec;
   defaultSort: string;
@@ -45,6 +48,7 @@ export interface ListParts {
 export function pagedList({
   resource,
   database,
+  columns,
   fields,
   codec,
   defaultSort,
@@ -74,7 +78,9 @@ export function pagedList({
       const covered = await searchIndex();
       indexed = searchIn.every((f) => covered.has(f));
     }
-    const templates = listTemplates(query, filter, rule, searchIn, indexed, keyset);
+    // The id and the sort column make the cursors: selected even when hidden, never answered.
+    const visible = visibleColumns(columns, within.hidden, ["id", sortBy]);
+    const templates = listTemplates(query, filter, rule, searchIn, indexed, keyset, visible);
     // Over a big SQLite table, a list that may read more than its page runs on a reader thread:
     // however long it takes, the event loop goes on serving other requests.
     const cheap = async (rows: number) => {

@@ -8,6 +8,7 @@ import type { ListQuery } from "../query/list-query.ts";
 import type { CompiledWhere } from "../query/where-sql.ts";
 import { type Cursor, keysetCondition } from "./keyset.ts";
 import type { ListTemplates } from "./list-count.ts";
+import { ALL_COLUMNS, selectVisible, type VisibleColumns } from "./visible-columns.ts";
 
 const TEMPLATE_CACHE_LIMIT = 256;
 
@@ -20,7 +21,7 @@ export function listTemplateCache(
   nullableFields: ReadonlySet<string>,
 ) {
   const lists = new Map<string, ListTemplates>();
-  // SELECT * FROM t [WHERE (a LIKE ? ESCAPE '\' OR b LIKE ? ESCAPE '\') [AND <filter>]]
+  // SELECT * (or the caller's columns) FROM t [WHERE (a LIKE ? ESCAPE '\' OR b LIKE ? ESCAPE '\') [AND <filter>]]
   //   ORDER BY <sort> <dir>, id <dir> LIMIT ? OFFSET ?
   // One pair of templates per shape of query: the filter's shape, never its values, is in the key.
   return (
@@ -30,10 +31,11 @@ export function listTemplateCache(
     searchIn: readonly string[],
     indexed: boolean,
     keyset: { direction: Cursor["direction"]; valueIsNull: boolean } | undefined,
+    visible: VisibleColumns = ALL_COLUMNS,
   ) => {
     const searched = query.search ? `${indexed ? "fts:" : ""}${searchIn.join(",")}` : "";
     const paging = keyset ? `${keyset.direction}${keyset.valueIsNull ? "0" : ""}` : "";
-    const key = `${searched}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}:${rule?.shape ?? ""}:${paging}`;
+    const key = `${searched}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}:${rule?.shape ?? ""}:${paging}:${visible.key}`;
     let templates = lists.get(key);
     if (!templates) {
       const conditions: Expression<SqlBool>[] = [];
@@ -48,7 +50,7 @@ export function listTemplateCache(
         );
       if (filter) conditions.push(filter.build());
       const sortBy = query.sortBy ?? defaultSort;
-      let page = builder.selectFrom(table).selectAll();
+      let page = selectVisible(builder.selectFrom(table), visible);
       let count = builder.selectFrom(table).select(sql<number>`count(*)`.as("total"));
       let matching = builder.selectFrom(table).select(sql<number>`1`.as("one"));
       if (conditions.length > 0) {

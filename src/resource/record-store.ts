@@ -15,6 +15,7 @@ import { referenceErrors } from "./reference-errors.ts";
 import { createRelatedReads, type RelatedReads } from "./related-reads.ts";
 import type { AnyResource } from "./types.ts";
 import { uniqueConflicts } from "./unique-conflicts.ts";
+import { visibleColumns } from "./visible-columns.ts";
 
 type Row = Record<string, unknown>;
 
@@ -22,7 +23,16 @@ export interface RecordStore {
   /** Inserts and returns the record exactly as a read would return it. */
   insert(db: Kysely<any>, record: Row): Promise<Row>;
   /** The record, if it exists and matches `scope` (a row rule). */
-  findById(db: Kysely<any>, id: string, scope?: Condition): Promise<Row | undefined>;
+  /**
+   * Reads a record (within `scope`). The `hidden` fields are not selected: the record comes back
+   * without them, for a caller who may not read them.
+   */
+  findById(
+    db: Kysely<any>,
+    id: string,
+    scope?: Condition,
+    hidden?: ReadonlySet<string>,
+  ): Promise<Row | undefined>;
   /**
    * Reads a record inside a transaction and locks it until the transaction ends, so the value a
    * write records as "before" is the one it replaces (PostgreSQL, MySQL; SQLite writes one at a time).
@@ -61,6 +71,8 @@ export interface ListedPage extends PageEdges {
 /** What narrows a list beyond the caller's own query: her row rule, and the fields search may match. */
 export interface ListScope {
   scope?: Condition | undefined;
+  /** Fields the caller may not read: not selected (the page's records come without them). */
+  hidden?: ReadonlySet<string>;
   /** @default the resource's searchable fields */
   searchIn?: readonly string[];
 }
@@ -79,13 +91,8 @@ export function createRecordStore(
   const defaultSort = resource.timestamps ? "createdAt" : "id";
   const nullableFields = new Set(resource.fields.filter((f) => f.optional || f.nullable).map((f) => f.name));
 
-  const { insert, findById, findLocked, deleteById, scopedTemplates, updateTemplate } = recordTemplates(
-    builder,
-    table,
-    columns,
-    profile,
-    returning,
-  );
+  const { insert, findById, findLocked, findVisible, deleteById, scopedTemplates, updateTemplate } =
+    recordTemplates(builder, table, columns, profile, returning);
   const compileScope = (scope: Condition) => compileWhere(scope, fields, profile, "r");
   const listTemplates = listTemplateCache(builder, table, profile, defaultSort, nullableFields);
 
@@ -127,7 +134,12 @@ export function createRecordStore(
         throw await missingReference(conflictOf(error), db, row);
       }
     },
-    findById: (db, id, scope) => findScoped(db, id, scope, false),
+    findById(db, id, scope, hidden) {
+      const visible = visibleColumns(columns, hidden);
+      if (!visible.columns) return findScoped(db, id, scope, false);
+      const rule = scope ? compileScope(scope) : undefined;
+      return findOne(db, id, findVisible(visible, rule), rule?.values);
+    },
     findForUpdate: (trx, id, scope) => findScoped(trx, id, scope, true),
     async update(db, id, changes) {
       const changed = Object.keys(changes).sort();
@@ -176,6 +188,6 @@ export function createRecordStore(
       for (const column of Object.keys(changes)) set[column] = row[column];
       await trx.updateTable(table).set(set).where(field, "=", id).execute();
     },
-    list: pagedList({ resource, database, fields, codec, defaultSort, compileScope, listTemplates }),
+    list: pagedList({ resource, database, columns, fields, codec, defaultSort, compileScope, listTemplates }),
   };
 }

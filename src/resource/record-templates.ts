@@ -5,6 +5,7 @@ import { type Kysely, type SqlBool, sql } from "kysely";
 import type { DialectProfile } from "../db/dialect.ts";
 import { compileTemplate, type QueryTemplate, slot } from "../db/query-template.ts";
 import type { CompiledWhere } from "../query/where-sql.ts";
+import { selectVisible, type VisibleColumns } from "./visible-columns.ts";
 
 const TEMPLATE_CACHE_LIMIT = 256;
 
@@ -77,5 +78,20 @@ export function recordTemplates(
     return template;
   };
 
-  return { insert, findById, findLocked, deleteById, scopedTemplates, updateTemplate };
+  // SELECT <the caller's columns> FROM t WHERE id = ? [AND (<rule>)]: a read for a caller who may
+  // not read every field.
+  const visibleFinds = new Map<string, QueryTemplate>();
+  const findVisible = (visible: VisibleColumns, rule: CompiledWhere | undefined): QueryTemplate => {
+    if (!visible.columns) return rule ? scopedTemplates(rule).find : findById;
+    const key = `${rule?.shape ?? ""}|${visible.key}`;
+    let template = visibleFinds.get(key);
+    if (!template) {
+      const where = rule ? sql<SqlBool>`${byId} and ${rule.build()}` : byId;
+      template = compileTemplate(selectVisible(builder.selectFrom(table), visible).where(where));
+      if (visibleFinds.size < TEMPLATE_CACHE_LIMIT) visibleFinds.set(key, template);
+    }
+    return template;
+  };
+
+  return { insert, findById, findLocked, findVisible, deleteById, scopedTemplates, updateTemplate };
 }

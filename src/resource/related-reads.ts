@@ -1,5 +1,7 @@
 // The two reads behind `expand`, each one statement for a whole page of parents:
 //
+// (`*` is the caller's columns when she may not read every field.)
+//
 //   byIds:     SELECT * FROM "user" WHERE "id" IN (?, ?, …) [AND (<read rule>)]
 //   byParents: SELECT <columns> FROM (
 //                SELECT *, row_number() OVER (PARTITION BY "postId" ORDER BY "createdAt" DESC, "id" DESC) AS "ck_rank"
@@ -16,6 +18,7 @@ import { type Kysely, sql } from "kysely";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import type { Condition } from "../query/where.ts";
 import type { CompiledWhere } from "../query/where-sql.ts";
+import { selectVisible, visibleColumns } from "./visible-columns.ts";
 
 type Row = Record<string, unknown>;
 
@@ -26,8 +29,13 @@ export interface ChildOrder {
 }
 
 export interface RelatedReads {
-  /** The records with these ids, within `scope`. */
-  byIds(db: Kysely<any>, ids: readonly string[], scope?: Condition): Promise<Row[]>;
+  /** The records with these ids, within `scope`, without the `hidden` fields (not selected). */
+  byIds(
+    db: Kysely<any>,
+    ids: readonly string[],
+    scope?: Condition,
+    hidden?: ReadonlySet<string>,
+  ): Promise<Row[]>;
   /** Up to `order.limit` records per parent whose `field` holds one of `parentIds`, in order. */
   byParents(
     db: Kysely<any>,
@@ -35,6 +43,8 @@ export interface RelatedReads {
     parentIds: readonly string[],
     order: ChildOrder,
     scope?: Condition,
+    /** Fields not selected (`field` stays: the records are grouped by it). */
+    hidden?: ReadonlySet<string>,
   ): Promise<Row[]>;
 }
 
@@ -64,29 +74,29 @@ export function createRelatedReads(
     });
 
   return {
-    async byIds(db, ids, scope) {
+    async byIds(db, ids, scope, hidden) {
       if (ids.length === 0) return [];
       const rule = scope ? compileScope(scope) : undefined;
       const values: Row = Object.assign({}, rule?.values);
       const slots = idSlots(ids, values);
-      const template = cached(`ids:${ids.length}:${rule?.shape ?? ""}`, () => {
-        let query = builder.selectFrom(table).selectAll().where("id", "in", slots);
+      const visible = visibleColumns(columns, hidden);
+      const template = cached(`ids:${ids.length}:${rule?.shape ?? ""}:${visible.key}`, () => {
+        let query = selectVisible(builder.selectFrom(table), visible).where("id", "in", slots);
         if (rule) query = query.where(rule.build());
         return compileTemplate(query);
       });
       return (await runTemplate<Row>(db, template, values)).rows.map(fromRow);
     },
-    async byParents(db, field, parentIds, order, scope) {
+    async byParents(db, field, parentIds, order, scope, hidden) {
       if (parentIds.length === 0) return [];
       const rule = scope ? compileScope(scope) : undefined;
       const values: Row = Object.assign({}, rule?.values);
       const slots = idSlots(parentIds, values);
-      const key = `parents:${field}:${parentIds.length}:${order.sortBy}:${order.sortOrder}:${order.limit}:${rule?.shape ?? ""}`;
+      const visible = visibleColumns(columns, hidden, ["id", field]);
+      const key = `parents:${field}:${parentIds.length}:${order.sortBy}:${order.sortOrder}:${order.limit}:${rule?.shape ?? ""}:${visible.key}`;
       const template = cached(key, () => {
         if (parentIds.length === 1) {
-          let query = builder
-            .selectFrom(table)
-            .selectAll()
+          let query = selectVisible(builder.selectFrom(table), visible)
             .where(field, "=", slots[0])
             .orderBy(order.sortBy, order.sortOrder)
             .orderBy("id", order.sortOrder)
@@ -105,7 +115,7 @@ export function createRelatedReads(
         return compileTemplate(
           builder
             .selectFrom(inner.as("ranked"))
-            .select(columns.map((c) => `ranked.${c}`))
+            .select((visible.columns ?? columns).map((c) => `ranked.${c}`))
             .where("ranked.ck_rank", "<=", sql.lit(order.limit))
             .orderBy("ranked.ck_rank"),
         );

@@ -31,10 +31,15 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
         ? extend(hookContext(ctx, rt, "list", user), { query })
         : undefined;
     if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
-    const listed = await rt.store.list(ctx.db, query, { scope: admission.scope, searchIn });
+    // Hidden fields are not even selected, unless hooks see the page first (they see whole records).
+    const { hidden } = admission;
+    const listed = await rt.store.list(ctx.db, query, {
+      scope: admission.scope,
+      searchIn,
+      hidden: hooks.afterList.length ? undefined : hidden,
+    });
     let result = paginate(listed.items, listed.total, query, listed.more, listed);
     if (hooks.afterList.length) result = await runTransforming(hooks.afterList, base!, "result", result);
-    const { hidden } = admission;
     if (hidden.size > 0)
       result = extend(result, { items: result.items.map((r) => withoutHidden(r, hidden)) });
     if (expand) await expandRecords(rt, ctx, result.items, expand, readers);

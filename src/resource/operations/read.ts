@@ -19,11 +19,13 @@ export function readEndpoint(rt: ResourceRuntime): Endpoint {
     const { scope, hidden } = admission;
     const base =
       hooks.beforeRead.length || hooks.afterRead.length ? hookContext(ctx, rt, "read", user, id) : undefined;
+    // Hidden fields are not even selected, unless hooks see the record (they see it whole).
+    const unselected = hooks.afterRead.length ? undefined : hidden;
     // Outside the caller's rows is a missing id, and no hook learns of it.
-    let record = scope ? await rt.store.findById(ctx.db, id, scope) : undefined;
+    let record = scope ? await rt.store.findById(ctx.db, id, scope, unselected) : undefined;
     if (scope && !record) notFound(rt, id);
     if (hooks.beforeRead.length) await runAll(hooks.beforeRead, base!);
-    record ??= await rt.store.findById(ctx.db, id);
+    record ??= await rt.store.findById(ctx.db, id, undefined, unselected);
     if (!record) notFound(rt, id);
     // The version is the stored record as this caller sees it. Hooks and expansions may change the
     // record in place, so then it is taken first.
