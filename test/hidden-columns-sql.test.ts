@@ -10,7 +10,8 @@ import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
 import { call } from "./helpers.ts";
 
-const isAdmin = ({ user }: { user: { roles?: readonly string[] } | null }) => user?.roles?.includes("admin") === true;
+const isAdmin = ({ user }: { user: { roles?: readonly string[] } | null }) =>
+  user?.roles?.includes("admin") === true;
 
 const team = createResource({
   name: "team",
