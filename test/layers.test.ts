@@ -84,3 +84,22 @@ it("lint fails on an engine's folder opened outside db/ (the profile is the way 
   );
   expect(inside.ok).toBe(true);
 }, 30_000);
+
+it("realtime is a plugin: crudkit() only adds it for the `realtime` option and shows its hub as app.realtime", async () => {
+  const { readFileSync } = await import("node:fs");
+  const app = readFileSync(`${root}src/app/app.ts`, "utf8");
+  const fromRealtime = [...app.matchAll(/^import (type )?\{([^}]*)\} from "\.\.\/realtime\/([^"]+)";$/gm)];
+  // Values: only the plugin's factory; the rest are types of the option and of app.realtime.
+  expect(fromRealtime.filter(([, type]) => !type).map(([, , names]) => names?.trim())).toEqual([
+    "realtimePlugin",
+  ]);
+  for (const gone of [
+    "publishing(",
+    "negotiated(",
+    "eventsEndpoint(",
+    "openStream(",
+    "new RealtimeHub",
+    "hub.start",
+  ])
+    expect(app).not.toContain(gone);
+});

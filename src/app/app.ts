@@ -2,7 +2,7 @@
 // `handler` and in-process by `api`.
 
 import type { Kysely } from "kysely";
-import { type RealtimeEvent, type SubscribeOptions, subscribe } from "../client/subscribe.ts";
+import type { RealtimeEvent, SubscribeOptions } from "../client/subscribe.ts";
 import type { ResourceApi } from "../core/api-types.ts";
 import { clientAddressOf, type TrustProxy } from "../core/client-address.ts";
 import type { ContextDeps } from "../core/context.ts";
@@ -23,11 +23,11 @@ import type { DialectProfile } from "../db/dialect.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import { buildOpenApi, type OpenApiDocument } from "../openapi/document.ts";
 import type { Where } from "../query/where.ts";
-import { eventsEndpoint, openStream, wantsEvents } from "../realtime/events-endpoint.ts";
-import { RealtimeHub, type RealtimeOptions, type RealtimeStats } from "../realtime/hub.ts";
+import type { RealtimeOptions, RealtimeStats } from "../realtime/hub.ts";
+import { realtimePlugin } from "../realtime/plugin.ts";
 import type { Operation } from "../resource/access.ts";
 import { type CanOptions, can, canRead, type Permission, snapshotReader } from "../resource/can.ts";
-import { type AnyResourceHooks, chainHooks, type HookContext } from "../resource/hooks.ts";
+import { chainHooks } from "../resource/hooks.ts";
 import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
 import { resourceTable } from "../resource/resource-table.ts";
@@ -37,6 +37,7 @@ import { docsEndpoints } from "./docs-page.ts";
 import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
 import { buildApi, pagesOf } from "./in-process-api.ts";
 import { type AppInternals, INTERNALS } from "./internals.ts";
+import { realtimeFacade } from "./realtime-facade.ts";
 import { rpcEndpoint } from "./rpc.ts";
 import { createStartup } from "./startup.ts";
 
@@ -212,16 +213,21 @@ export function crudkit<
   const log: Log =
     options.log ??
     ((message, error) => (error === undefined ? console.error(message) : console.error(message, error)));
-  const plugins: readonly CrudkitPlugin[] = options.plugins ?? [];
-  checkNames(options.resources, plugins);
+  const given: readonly CrudkitPlugin[] = options.plugins ?? [];
+  checkNames(options.resources, given);
 
   const cors = options.cors ? createCors(options.cors) : undefined;
   const { database, jsonDepth } = openAppDatabase(options, log);
   const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };
   const runtimes = new Map<string, ResourceRuntime>();
   const identify = chainIdentify(
-    [options.identify, ...plugins.map((p) => p.identify)].filter((i) => i !== undefined),
+    [options.identify, ...given.map((p) => p.identify)].filter((i) => i !== undefined),
   );
+  // Realtime is a plugin like the others, after them (its hooks hear a change last).
+  const realtime = options.realtime
+    ? realtimePlugin(options.realtime, { runtimes, identify, log, likeFolds: database.profile.likeFolds })
+    : undefined;
+  const plugins: readonly CrudkitPlugin[] = realtime ? [...given, realtime] : given;
   const relations = readRelations(options.resources);
   const files = plugins.find((p) => p.files)?.files;
   if (relations.ownsFiles && !files)
@@ -234,24 +240,18 @@ export function crudkit<
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     listLimits,
   });
-  const hub = options.realtime ? realtimeHub(options.realtime, runtimes, database, log) : undefined;
   const caches = plugins.flatMap((p) => (p.readCache ? [p.readCache] : []));
   if (caches.length > 1) throw new ConfigError("Only one plugin may cache reads; two were given.");
-  const { endpoints, tables, listNames } = assembleResources(
-    options.resources,
-    runtimes,
-    {
-      database,
-      pluginHooks: [...plugins.flatMap((p) => (p.hooks ? [p.hooks] : [])), ...(hub ? [publishing(hub)] : [])],
-      ...listLimits,
-      readCache: caches[0],
-      log,
-      relations,
-      files,
-      runtimeOf: (name) => runtimes.get(name)!,
-    },
-    hub && { hub, identify },
-  );
+  const { endpoints, tables, listNames } = assembleResources(options.resources, runtimes, {
+    database,
+    pluginHooks: plugins.flatMap((p) => (p.hooks ? [p.hooks] : [])),
+    ...listLimits,
+    readCache: caches[0],
+    log,
+    relations,
+    files,
+    runtimeOf: (name) => runtimes.get(name)!,
+  });
   addPlugins(plugins, pluginContext, endpoints, tables);
   const rpc = rpcEndpoint(endpoints);
   if (rpc) endpoints.push(rpc);
@@ -276,7 +276,7 @@ export function crudkit<
     driverErrors: database.profile.errors,
   };
   const startup = createStartup(
-    startupSteps(options.autoMigrate === true, { database, tables, log, plugins, pluginContext, hub }),
+    startupSteps(options.autoMigrate === true, { database, tables, log, plugins, pluginContext }),
     databaseHost(options.database),
     log,
     database.profile.errors,
@@ -300,14 +300,14 @@ export function crudkit<
     db: database.kysely,
     basePath,
     resources: options.resources,
-    plugins: plugins as Plugins,
+    plugins: given as Plugins,
     endpoints,
     openapi,
-    realtime: hub && realtimeFacade(hub, runtimes, basePath, handler),
-    endStreams: async () => hub?.endStreams(),
-    // An eighth of the connections (16 at least) stay for ordinary requests, whatever streams hold.
-    reserveConnections: (maxConnections: number) =>
-      hub?.reserveConnections(maxConnections, Math.max(16, Math.floor(maxConnections / 8))),
+    realtime: realtime && realtimeFacade(realtime.hub, runtimes, basePath, handler),
+    endStreams: () => endStreams(plugins),
+    reserveConnections: (maxConnections: number) => {
+      for (const plugin of plugins) plugin.reserveConnections?.(maxConnections);
+    },
     async can(operation, resource, canOptions) {
       const runtime = runtimes.get(resource);
       if (!runtime) throw new ConfigError(`app.can(): there is no resource named "${String(resource)}".`);
@@ -315,7 +315,7 @@ export function crudkit<
       return can(runtime, operation, canOptions);
     },
     close() {
-      closing ??= closeApp(hub, inFlight, plugins, database);
+      closing ??= closeApp(inFlight, plugins, database);
       return closing;
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,
@@ -346,28 +346,6 @@ function databaseHost(options: DatabaseOptions): string {
   const provider = (options as { provider?: unknown } | null)?.provider;
   if (typeof url !== "string" || provider === "sqlite" || provider === undefined) return "the database";
   return hostOf(url);
-}
-
-/** Publishes every committed change of every resource to the realtime hub. */
-function publishing(hub: RealtimeHub): AnyResourceHooks {
-  return {
-    afterCreateCommit: (ctx: HookContext & { record: Record<string, unknown> }) =>
-      hub.publish("create", ctx.resource, ctx.record),
-    afterUpdateCommit: (ctx: HookContext & { record: Record<string, unknown> }) =>
-      hub.publish("update", ctx.resource, ctx.record),
-    afterDeleteCommit: (ctx: HookContext & { previous: Record<string, unknown> }) =>
-      hub.publish("delete", ctx.resource, ctx.previous),
-  };
-}
-
-/** A list handler that answers an EventSource with the resource's event stream. */
-function negotiated(
-  list: Endpoint["handler"],
-  runtime: ResourceRuntime,
-  hub: RealtimeHub,
-  identify: Identify | undefined,
-): Endpoint["handler"] {
-  return (ctx) => (wantsEvents(ctx) ? openStream(runtime, hub, identify, ctx) : list(ctx));
 }
 
 function wrapped(endpoint: Endpoint, plugins: readonly CrudkitPlugin[], app: PluginContext): Endpoint {
@@ -485,45 +463,11 @@ function metaEndpoints(
   return endpoints;
 }
 
-/** `app.realtime`: stream stats, and subscriptions from server code through the handler. */
-function realtimeFacade(
-  hub: RealtimeHub,
-  runtimes: ReadonlyMap<string, ResourceRuntime>,
-  basePath: string,
-  handler: (request: Request) => Promise<Response>,
-) {
-  return {
-    stats: () => hub.stats(),
-    // Through the handler, as a client would: one code path decides what every subscriber sees.
-    subscribe: (
-      resource: string,
-      { headers, where }: { headers?: HeadersInit; where?: object },
-      onEvent: never,
-      callbacks = {},
-    ) => {
-      const plural = runtimes.get(resource)?.resource.plural;
-      if (!plural) throw new ConfigError(`realtime.subscribe(): there is no resource named "${resource}".`);
-      return subscribe(
-        {
-          baseURL: `http://in-process.local${basePath}`,
-          headers: headers ?? {},
-          fetch: (url, init) => handler(new Request(url, init)),
-        },
-        plural,
-        where ? { where } : undefined,
-        onEvent,
-        callbacks,
-      );
-    },
-  };
-}
-
-/** Each resource's runtime, endpoints (with event streams when realtime is on) and table. */
+/** Each resource's runtime, endpoints and table. */
 function assembleResources(
   resources: readonly AnyResource[],
   runtimes: Map<string, ResourceRuntime>,
   deps: Parameters<typeof createResourceRuntime>[1],
-  streams: { hub: RealtimeHub; identify: Identify | undefined } | undefined,
 ) {
   const endpoints: Endpoint[] = [];
   const tables: TableDefinition[] = [];
@@ -532,14 +476,6 @@ function assembleResources(
     const runtime = createResourceRuntime(resource, deps);
     runtimes.set(resource.name, runtime);
     const own = resourceEndpoints(runtime);
-    if (streams) {
-      const { hub, identify } = streams;
-      // The list's URLs answer an EventSource (Accept: text/event-stream) with the event stream.
-      for (const [i, e] of own.entries())
-        if (e.doc?.resource?.operation === "list")
-          own[i] = { ...e, handler: negotiated(e.handler, runtime, hub, identify) };
-      if (resource.plural !== resource.name) own.push(eventsEndpoint(runtime, hub, identify));
-    }
     endpoints.push(...own);
     // list<Plural> (and its alias): each gets list<Plural>Pages on app.api.
     for (const e of own)
@@ -571,7 +507,7 @@ function addPlugins(
   for (let i = 0; i < endpoints.length; i++) endpoints[i] = wrapped(endpoints[i]!, plugins, context);
 }
 
-/** What startup runs, in order: migrations, each plugin's init, the realtime bus. */
+/** What startup runs, in order: migrations, then each plugin's init (realtime's starts its bus). */
 function startupSteps(
   autoMigrating: boolean,
   app: {
@@ -580,47 +516,32 @@ function startupSteps(
     log: Log;
     plugins: readonly CrudkitPlugin[];
     pluginContext: PluginContext;
-    hub: RealtimeHub | undefined;
   },
 ): (() => Promise<unknown> | unknown)[] {
-  const { database, tables, log, plugins, pluginContext, hub } = app;
+  const { database, tables, log, plugins, pluginContext } = app;
   return [
     ...(autoMigrating ? [() => autoMigrate(database, tables, log)] : []),
     ...plugins.flatMap((plugin) => (plugin.init ? [() => plugin.init!(pluginContext)] : [])),
-    ...(hub ? [() => hub.start()] : []),
   ];
 }
 
 /** app.close(): new requests are refused from here (see startup); those running finish first. */
 async function closeApp(
-  hub: RealtimeHub | undefined,
   inFlight: InFlight,
   plugins: readonly CrudkitPlugin[],
   database: Database,
 ): Promise<void> {
-  await hub?.close();
+  // Streams end first: they would hold the wait for requests in flight to its limit.
+  await endStreams(plugins);
   await inFlight.settled(CLOSE_GRACE_MS);
   for (const plugin of plugins) await plugin.close?.();
   await database.readers?.close();
   await database.kysely.destroy();
 }
 
-/** The hub change events go through, reading a record again by id when an event lost it. */
-function realtimeHub(
-  options: Exclude<
-    CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>["realtime"],
-    false | undefined
-  >,
-  runtimes: ReadonlyMap<string, ResourceRuntime>,
-  database: Database,
-  log: Log,
-): RealtimeHub {
-  return new RealtimeHub(
-    options === true ? {} : options,
-    async (resource, id) => runtimes.get(resource)?.store.findById(database.kysely, id),
-    log,
-    database.profile.likeFolds,
-  );
+/** Ends every plugin's long-lived responses (event streams). */
+async function endStreams(plugins: readonly CrudkitPlugin[]): Promise<void> {
+  for (const plugin of plugins) await plugin.endStreams?.();
 }
 
 /** Resource names and plugin ids are each unique. */

@@ -68,6 +68,16 @@ export interface CrudkitPlugin {
   health?: () => Promise<unknown>;
   /** Releases timers and connections; `app.close()` calls it. */
   close?: () => MaybePromise<void>;
+  /**
+   * Ends the plugin's long-lived responses (event streams): called when the Node server shuts down
+   * and when the app closes, before it waits for the requests in flight.
+   */
+  endStreams?: () => MaybePromise<void>;
+  /**
+   * The server's connection limit (`serve({ maxConnections })`), for a plugin whose responses hold
+   * a connection for long (streams) to leave room for ordinary requests.
+   */
+  reserveConnections?: (maxConnections: number) => void;
   /** Keeps uploaded files owned by the records whose `fileRef` fields hold them (upload()). */
   files?: OwnedFiles;
   /** How callers identify themselves, for the OpenAPI document (identity plugins). */
