@@ -58,14 +58,8 @@ export type { CanOptions, Permission } from "./resource/can.ts";
 export { createResource, type ResourceConfig, withId } from "./resource/create-resource.ts";
 export type { HookContext, ResourceHooks } from "./resource/hooks.ts";
 export { type OwnedByOptions, ownedBy } from "./resource/owned-by.ts";
-export {
-  admitPluginRows,
-  authorizePluginRoute,
-  type PluginAdmission,
-  type PluginRowRule,
-  type PluginRule,
-  type PluginRuleSite,
-} from "./resource/plugin-access.ts";
+export type { PluginAdmission, PluginRowRule, PluginRule, PluginRuleSite } from "./resource/plugin-access.ts";
+export { admitPluginRows, authorizePluginRoute } from "./resource/plugin-access.ts";
 export type { Pluralize } from "./resource/plural.ts";
 export {
   type FileRefOptions,
@@ -83,8 +77,6 @@ export type {
   SortableOf,
   UpdateInputOf,
 } from "./resource/types.ts";
-export { LocalStorage } from "./storage/local/local-storage.ts";
-export { MemoryStorage } from "./storage/memory/memory-storage.ts";
 export {
   assertPlainName,
   type ByteRange,
@@ -93,4 +85,6 @@ export {
   type StoredFile,
   type StoreOptions,
   UnsafeFilenameError,
-} from "./storage/storage-adapter.ts";
+} from "./storage/adapter.ts";
+export { LocalStorage } from "./storage/local/local-storage.ts";
+export { MemoryStorage } from "./storage/memory/memory-storage.ts";

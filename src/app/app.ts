@@ -171,25 +171,9 @@ export interface AppRealtime<R extends AnyResource> {
 /** How long close() lets running requests finish before it closes the database under them. */
 const CLOSE_GRACE_MS = 10_000;
 
-const CRUDKIT_OPTION_KEYS = optionKeys<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>>({
-  resources: true,
-  plugins: true,
-  database: true,
-  basePath: true,
-  identify: true,
-  autoMigrate: true,
-  bodyLimit: true,
-  maxJsonDepth: true,
-  defaultLimit: true,
-  maxLimit: true,
-  statementTimeout: true,
-  log: true,
-  openapi: true,
-  docs: true,
-  cors: true,
-  trustProxy: true,
-  realtime: true,
-});
+const CRUDKIT_OPTION_KEYS = optionKeys<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>>()(
+  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log openapi docs cors trustProxy realtime",
+);
 
 /**
  * Assembles resources and plugins into one API: `handler` serves it over HTTP (a Web-standard

@@ -4,16 +4,27 @@
 
 import { ConfigError } from "./errors.ts";
 
+/** The words of a space-separated list, as a union: `"a b"` → `"a" | "b"`. */
+type Words<S extends string> = S extends `${infer Head} ${infer Rest}` ? Head | Words<Rest> : S;
+
+/** `S` when its words are exactly the keys of `T`; otherwise a type that names what is wrong. */
+type AllKeysOf<T, S extends string> = [Exclude<keyof Required<T>, Words<S>>] extends [never]
+  ? [Exclude<Words<S>, keyof T>] extends [never]
+    ? S
+    : { unknownKeys: Exclude<Words<S>, keyof T> }
+  : { missingKeys: Exclude<keyof Required<T>, Words<S>> };
+
 /**
- * The keys of an options type, as a list. Written as an object whose keys the compiler checks
- * against the type, so the list cannot fall behind the interface.
+ * The keys of an options type, as a list, written as one string of names that the compiler checks
+ * against the type: a key left out or unknown does not compile, so the list cannot fall behind the
+ * interface.
  *
  * @example
  * interface GreetOptions { name?: string; loud?: boolean }
- * const KEYS = optionKeys<GreetOptions>({ name: true, loud: true }); // a key left out does not compile
+ * const KEYS = optionKeys<GreetOptions>()("name loud"); // "name" alone does not compile
  */
-export function optionKeys<T>(keys: { readonly [K in keyof Required<T>]: true }): readonly string[] {
-  return Object.keys(keys);
+export function optionKeys<T>() {
+  return <const S extends string>(names: S & AllKeysOf<T, S>): readonly string[] => names.split(" ");
 }
 
 /** Throws a ConfigError for the first key of `given` that is not in `known`, with a suggestion. */

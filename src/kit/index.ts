@@ -7,17 +7,9 @@ export { defineEndpoint } from "../core/define-endpoint.ts";
 export type { Endpoint, EndpointContext } from "../core/endpoint.ts";
 export { APIError } from "../core/errors.ts";
 export type { User } from "../core/identity.ts";
-// The contract: what a plugin is, and what it is given.
-export type {
-  CachedRead,
-  CrudkitPlugin,
-  FileOwner,
-  GarbageReport,
-  OwnedFiles,
-  PluginContext,
-  ReadCache,
-  WrappedDoc,
-} from "../core/plugin.ts";
+// The contract, whole: what a plugin is, and what it is given (every type of core/plugin.ts:
+// CrudkitPlugin, PluginContext, CachedRead, ReadCache, OwnedFiles, FileOwner, GarbageReport, WrappedDoc).
+export type * from "../core/plugin.ts";
 // Tables a plugin owns, and values in and out of their columns on every engine.
 export { dateFromColumn, dateToColumn, jsonFromColumn } from "../db/column-values.ts";
 export { isUniqueViolation } from "../db/database.ts";

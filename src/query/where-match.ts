@@ -56,20 +56,15 @@ const FOLDS: Record<DialectProfile["likeFolds"], (text: string) => string> = {
 
 function evaluate(condition: Condition, record: Readonly<Record<string, unknown>>, scope: Scope): Truth {
   switch (condition.kind) {
-    case "and": {
-      let result: Truth = true;
-      for (const item of condition.items) {
-        const value = evaluate(item, record, scope);
-        if (value === false) return false;
-        if (value === null) result = null;
-      }
-      return result;
-    }
+    case "and":
     case "or": {
-      let result: Truth = false;
+      // "and" is decided by its first false item, "or" by its first true one; an item whose truth
+      // is unknown (null) leaves the whole unknown unless another decides it.
+      const decisive = condition.kind === "or";
+      let result: Truth = !decisive;
       for (const item of condition.items) {
         const value = evaluate(item, record, scope);
-        if (value === true) return true;
+        if (value === decisive) return decisive;
         if (value === null) result = null;
       }
       return result;

@@ -70,30 +70,12 @@ type ColumnSet<S extends AnyObjectSchema, T extends boolean> =
 
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 
-const RESOURCE_OPTION_KEYS = optionKeys<ResourceConfig<string, AnyObjectSchema, string, boolean>>({
-  name: true,
-  schema: true,
-  plural: true,
-  searchable: true,
-  filterable: true,
-  access: true,
-  hooks: true,
-  unique: true,
-  indexes: true,
-  count: true,
-  timestamps: true,
-  requireIfMatch: true,
-});
-const ACCESS_OPTION_KEYS = optionKeys<ResourceAccess>({
-  create: true,
-  read: true,
-  list: true,
-  update: true,
-  delete: true,
-  fields: true,
-  owner: true,
-  ownerBypass: true,
-});
+const RESOURCE_OPTION_KEYS = optionKeys<ResourceConfig<string, AnyObjectSchema, string, boolean>>()(
+  "name schema plural searchable filterable access hooks unique indexes count timestamps requireIfMatch",
+);
+const ACCESS_OPTION_KEYS = optionKeys<ResourceAccess>()(
+  "create read list update delete fields owner ownerBypass",
+);
 
 /**
  * A resource: a name and a Zod object schema, with its access rules, hooks, searchable, filterable,

@@ -66,14 +66,18 @@ export async function releaseDependents(
   }
 }
 
-async function cascade(
+/** What happens to the `records` of `child` that point at the deleted `parentId` through `relation`. */
+type Release = (
   child: ResourceRuntime,
   write: Write,
   relation: ReverseRelation,
   parentId: string,
   records: Row[],
   releasing: Releasing,
-): Promise<void> {
+) => Promise<void>;
+
+/** Deleted, and what points at them released first (depth first). */
+const cascade: Release = async (child, write, relation, parentId, records, releasing) => {
   const pending = records.filter((r) => !releasing.seen.has(`${child.resource.name}:${r.id}`));
   for (const record of pending) await releaseDependents(child, write, String(record.id), releasing);
   await child.store.deleteReferencing(write.db, relation.field, parentId);
@@ -92,16 +96,10 @@ async function cascade(
     }
     await write.changed(child, causedBy(releasing, child, "delete", previous), { previous });
   }
-}
+};
 
-async function clear(
-  child: ResourceRuntime,
-  write: Write,
-  relation: ReverseRelation,
-  parentId: string,
-  records: Row[],
-  releasing: Releasing,
-): Promise<void> {
+/** Their reference set to null (and `updatedAt` moved on). */
+const clear: Release = async (child, write, relation, parentId, records, releasing) => {
   const updatedAt = child.resource.timestamps ? new Date().toISOString() : undefined;
   await child.store.clearReferencing(write.db, relation.field, parentId, updatedAt);
   for (const previous of records) {
@@ -109,7 +107,7 @@ async function clear(
     if (updatedAt !== undefined) record.updatedAt = updatedAt;
     await write.changed(child, causedBy(releasing, child, "update", previous), { record, previous });
   }
-}
+};
 
 /** What the hooks of a record changed by the delete see: marked as caused by it. */
 function causedBy(

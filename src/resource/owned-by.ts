@@ -10,7 +10,7 @@ export interface OwnedByOptions {
   bypass?: (user: User) => boolean;
 }
 
-const OWNED_BY_OPTION_KEYS = optionKeys<OwnedByOptions>({ bypass: true });
+const OWNED_BY_OPTION_KEYS = optionKeys<OwnedByOptions>()("bypass");
 
 /**
  * Rules that scope a resource to its owner: `field` holds the creator's `user.id`, filled in on

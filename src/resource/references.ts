@@ -66,12 +66,9 @@ export type IsFileRef<S> = S extends { readonly [FILE]: true } ? true : false;
 
 const ID = z.string().min(1).max(255);
 
-const REFERENCE_OPTION_KEYS = optionKeys<ReferenceOptions<string | undefined, string | undefined>>({
-  onDelete: true,
-  requireRead: true,
-  as: true,
-  reverse: true,
-});
+const REFERENCE_OPTION_KEYS = optionKeys<ReferenceOptions<string | undefined, string | undefined>>()(
+  "onDelete requireRead as reverse",
+);
 
 /**
  * A field that holds the id of a record of another resource (or of its own). The migration
@@ -111,7 +108,7 @@ export function references<
   return schema as ReferenceSchema<Target, As, Reverse>;
 }
 
-const FILE_REF_OPTION_KEYS = optionKeys<FileRefOptions>({ mimeTypes: true, maxSize: true });
+const FILE_REF_OPTION_KEYS = optionKeys<FileRefOptions>()("mimeTypes maxSize");
 
 /**
  * A field that holds the id of an uploaded file (the upload plugin's). Setting it checks that the

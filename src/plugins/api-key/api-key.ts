@@ -14,7 +14,7 @@ export interface ApiKeyOptions {
   header?: string;
 }
 
-const API_KEY_OPTION_KEYS = optionKeys<ApiKeyOptions>({ keys: true, header: true });
+const API_KEY_OPTION_KEYS = optionKeys<ApiKeyOptions>()("keys header");
 
 /**
  * Identifies callers by an API key header. Keys are compared in constant time; an unknown key

@@ -34,12 +34,7 @@ export interface AuditOptions {
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 
-const AUDIT_OPTION_KEYS = optionKeys<AuditOptions>({
-  operations: true,
-  redact: true,
-  retentionDays: true,
-  access: true,
-});
+const AUDIT_OPTION_KEYS = optionKeys<AuditOptions>()("operations redact retentionDays access");
 
 /**
  * An audit log: an entry per create, update and delete (and upload), written in the change's own

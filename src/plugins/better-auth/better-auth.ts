@@ -22,7 +22,7 @@ export interface BetterAuthOptions {
   user?: (session: BetterAuthSession) => User | null;
 }
 
-const BETTER_AUTH_OPTION_KEYS = optionKeys<BetterAuthOptions>({ auth: true, user: true });
+const BETTER_AUTH_OPTION_KEYS = optionKeys<BetterAuthOptions>()("auth user");
 
 /**
  * Identifies callers by their better-auth session (cookie or bearer), through your `auth` instance.

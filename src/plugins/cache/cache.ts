@@ -57,13 +57,7 @@ const MISS_HEADERS = { "content-type": "application/json", "x-cache": "MISS" } a
 const PRIVATE_HIT = { ...HIT_HEADERS, "cache-control": PRIVATE } as const;
 const PRIVATE_MISS = { ...MISS_HEADERS, "cache-control": PRIVATE } as const;
 
-const CACHE_OPTION_KEYS = optionKeys<CacheOptions>({
-  store: true,
-  ttl: true,
-  resources: true,
-  varyBy: true,
-  access: true,
-});
+const CACHE_OPTION_KEYS = optionKeys<CacheOptions>()("store ttl resources varyBy access");
 
 /**
  * Caches resource reads and lists over HTTP after their access rules ran, per caller and scope;

@@ -22,7 +22,7 @@ interface Entry {
   used: boolean;
 }
 
-const MEMORY_STORE_OPTION_KEYS = optionKeys<MemoryStoreOptions>({ maxEntries: true, maxBytes: true });
+const MEMORY_STORE_OPTION_KEYS = optionKeys<MemoryStoreOptions>()("maxEntries maxBytes");
 
 /**
  * A cache store in this process's memory, bounded by entries and bytes (least recently used go

@@ -20,7 +20,7 @@ export interface RedisStoreOptions {
   prefix?: string;
 }
 
-const REDIS_STORE_OPTION_KEYS = optionKeys<RedisStoreOptions>({ prefix: true });
+const REDIS_STORE_OPTION_KEYS = optionKeys<RedisStoreOptions>()("prefix");
 
 /**
  * A cache store in Redis (an ioredis client, or anything with the same few commands), shared by

@@ -32,12 +32,7 @@ const HEADER = "idempotency-key";
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 const CLAIM_ATTEMPTS = 3;
 
-const IDEMPOTENCY_OPTION_KEYS = optionKeys<IdempotencyOptions>({
-  ttl: true,
-  store: true,
-  wait: true,
-  staleAfter: true,
-});
+const IDEMPOTENCY_OPTION_KEYS = optionKeys<IdempotencyOptions>()("ttl store wait staleAfter");
 
 /**
  * Lets clients retry creates and uploads safely: a request carrying `Idempotency-Key` is answered

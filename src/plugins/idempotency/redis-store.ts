@@ -32,9 +32,8 @@ return 1`;
  */
 export function redisIdempotencyStore(
   redis: IdempotencyRedis,
-  options: { prefix?: string } = {},
+  { prefix = "crudkit:idempotency:" } = {},
 ): IdempotencyStore {
-  const prefix = options.prefix ?? "crudkit:idempotency:";
   return {
     kind: "redis",
     async claim(key, ttlMs) {

@@ -40,17 +40,9 @@ export interface JwtOptions {
 
 const ASYMMETRIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
 
-const JWT_OPTION_KEYS = optionKeys<JwtOptions>({
-  secret: true,
-  publicKey: true,
-  jwksUrl: true,
-  issuer: true,
-  audience: true,
-  algorithms: true,
-  clockTolerance: true,
-  jwks: true,
-  user: true,
-});
+const JWT_OPTION_KEYS = optionKeys<JwtOptions>()(
+  "secret publicKey jwksUrl issuer audience algorithms clockTolerance jwks user",
+);
 
 /**
  * Identifies callers by a bearer JWT, checked with a secret, a public key or a JWKS URL, and its

@@ -48,16 +48,9 @@ interface Limit {
   windowMs: number;
 }
 
-const RATE_LIMIT_OPTION_KEYS = optionKeys<RateLimitOptions>({
-  window: true,
-  max: true,
-  by: true,
-  operations: true,
-  store: true,
-  uploadBytes: true,
-  inProcess: true,
-  id: true,
-});
+const RATE_LIMIT_OPTION_KEYS = optionKeys<RateLimitOptions>()(
+  "window max by operations store uploadBytes inProcess id",
+);
 
 /**
  * Limits how often each caller may call each resource operation; over the limit is a 429 with

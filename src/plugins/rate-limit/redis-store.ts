@@ -16,17 +16,16 @@ export interface RateLimitRedis {
   ping?(): Promise<unknown>;
 }
 
+/** Where the counters live unless told: `crudkit:rate:<window>:<key>`. */
+const PREFIX = "crudkit:rate:";
+
 /**
  * Rate-limit counters in Redis (an ioredis client), so every instance of the app shares them.
  *
  * @example
  * rateLimit({ window: 60, max: 100, store: redisRateLimitStore(new Redis(process.env.REDIS_URL!)) })
  */
-export function redisRateLimitStore(
-  redis: RateLimitRedis,
-  options: { prefix?: string } = {},
-): RateLimitStore {
-  const prefix = options.prefix ?? "crudkit:rate:";
+export function redisRateLimitStore(redis: RateLimitRedis, { prefix = PREFIX } = {}): RateLimitStore {
   return {
     kind: "redis",
     async add(key, amount, windowMs) {

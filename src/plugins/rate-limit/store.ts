@@ -33,7 +33,7 @@ export interface MemoryRateLimitOptions {
   maxKeys?: number;
 }
 
-const MEMORY_RATE_LIMIT_OPTION_KEYS = optionKeys<MemoryRateLimitOptions>({ maxKeys: true });
+const MEMORY_RATE_LIMIT_OPTION_KEYS = optionKeys<MemoryRateLimitOptions>()("maxKeys");
 
 /**
  * Counters in this process: for one instance. Several instances each count on their own; share

@@ -2,7 +2,7 @@
 // Range (206, or 416 when unsatisfiable); an attachment with a safe RFC 6266 filename; nosniff.
 
 import { APIError } from "../../core/errors.ts";
-import type { ByteRange, StorageAdapter } from "../../storage/storage-adapter.ts";
+import type { ByteRange, StorageAdapter } from "../../storage/adapter.ts";
 
 export interface DownloadTarget {
   id: string;

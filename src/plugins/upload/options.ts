@@ -2,7 +2,7 @@
 
 import type { MaybePromise, User } from "../../core/identity.ts";
 import type { PluginRowRule, PluginRule } from "../../kit/index.ts";
-import type { StorageAdapter } from "../../storage/storage-adapter.ts";
+import type { StorageAdapter } from "../../storage/adapter.ts";
 import type { FileNaming } from "./file-naming.ts";
 import type { UploadedFileRecord } from "./uploaded-files-table.ts";
 

@@ -9,7 +9,7 @@ import type { EndpointContext } from "../../core/endpoint.ts";
 import { APIError, unlessForbidden } from "../../core/errors.ts";
 import type { FileOwner, GarbageReport, OwnedFiles, PluginContext } from "../../core/plugin.ts";
 import { dateToColumn, type FileRecord } from "../../kit/index.ts";
-import type { StorageAdapter } from "../../storage/storage-adapter.ts";
+import type { StorageAdapter } from "../../storage/adapter.ts";
 import type { UploadAccess } from "./options.ts";
 import { admitUploadRows } from "./upload-access.ts";
 import { toRecord, UPLOADED_FILES } from "./uploaded-files-table.ts";

@@ -18,7 +18,7 @@ import {
   runWrite,
   type Where,
 } from "../../kit/index.ts";
-import { chunksOf } from "../../storage/storage-adapter.ts";
+import { chunksOf } from "../../storage/adapter.ts";
 import { downloadResponse } from "./download.ts";
 import type { UploadAccess } from "./options.ts";
 import { type ReceivedUpload, receiveUpload, type UploadRules } from "./receive-upload.ts";
@@ -180,16 +180,18 @@ function downloadFile(state: UploadState) {
   } satisfies Endpoint;
 }
 
+const DELETE_DOC = {
+  summary: "Delete a file",
+  tags: ["uploads"],
+  response: { $ref: "#/components/schemas/DeleteResult" },
+};
+
 function deleteFile(state: UploadState) {
   return {
     method: "DELETE",
     path: "/upload/file/:id",
     clientMethod: "deleteFile",
-    doc: {
-      summary: "Delete a file",
-      tags: ["uploads"],
-      response: { $ref: "#/components/schemas/DeleteResult" },
-    },
+    doc: DELETE_DOC,
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
       const { user, scope } = await admitUploadRows(state.access, "delete", ctx, state.app.profile, id);

@@ -16,20 +16,9 @@ import { uploadedFilesTable } from "./uploaded-files-table.ts";
 
 const STALE_AFTER_MS = 60 * 60 * 1000;
 
-const UPLOAD_OPTION_KEYS = optionKeys<UploadOptions>({
-  enabled: true,
-  storage: true,
-  uploadDir: true,
-  baseUrl: true,
-  maxFileSize: true,
-  allowedMimeTypes: true,
-  fileNaming: true,
-  spoolDir: true,
-  trackInDatabase: true,
-  validate: true,
-  access: true,
-  ownedFileAccess: true,
-});
+const UPLOAD_OPTION_KEYS = optionKeys<UploadOptions>()(
+  "enabled storage uploadDir baseUrl maxFileSize allowedMimeTypes fileNaming spoolDir trackInDatabase validate access ownedFileAccess",
+);
 
 /**
  * File uploads: base64 JSON streamed to storage (local disk by default, S3, or your adapter),

@@ -6,16 +6,8 @@ import { createReadStream } from "node:fs";
 import { link, mkdir, readFile, stat, unlink } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
-import {
-  assertPlainName,
-  type ByteRange,
-  candidateNames,
-  chunksOf,
-  type StorableFile,
-  type StorageAdapter,
-  type StoredFile,
-  type StoreOptions,
-} from "../storage-adapter.ts";
+import type { ByteRange, StorableFile, StorageAdapter, StoredFile, StoreOptions } from "../adapter.ts";
+import { assertPlainName, candidateNames, chunksOf } from "../adapter.ts";
 import { removeStale, writeNewFile } from "./new-file.ts";
 
 /** Temporary names start with this; `removeStaleTemporaries` sweeps what a crash left. */

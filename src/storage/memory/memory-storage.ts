@@ -1,15 +1,7 @@
 // Files in memory: for tests and as the smallest example of a custom adapter.
 
-import {
-  assertPlainName,
-  type ByteRange,
-  candidateNames,
-  chunksOf,
-  type StorableFile,
-  type StorageAdapter,
-  type StoredFile,
-  type StoreOptions,
-} from "../storage-adapter.ts";
+import type { ByteRange, StorableFile, StorageAdapter, StoredFile, StoreOptions } from "../adapter.ts";
+import { assertPlainName, candidateNames, chunksOf } from "../adapter.ts";
 
 /**
  * Keeps uploads in memory: for tests and throwaway apps.

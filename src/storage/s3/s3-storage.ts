@@ -1,16 +1,8 @@
 // Files in an S3-protocol object store (AWS S3, R2, MinIO…), through the S3 client the app
 // passes in. Large files go up as a multipart upload, part by part, so memory stays bounded.
 
-import {
-  assertPlainName,
-  type ByteRange,
-  candidateNames,
-  chunksOf,
-  type StorableFile,
-  type StorageAdapter,
-  type StoredFile,
-  type StoreOptions,
-} from "../storage-adapter.ts";
+import type { ByteRange, StorableFile, StorageAdapter, StoredFile, StoreOptions } from "../adapter.ts";
+import { assertPlainName, candidateNames, chunksOf } from "../adapter.ts";
 
 /** The one method crudkit needs from an `S3Client` of `@aws-sdk/client-s3`. */
 export interface S3ClientLike {
