@@ -57,6 +57,7 @@ export type {
 export type { CanOptions, Permission } from "./resource/can.ts";
 export { createResource, type ResourceConfig, withId } from "./resource/create-resource.ts";
 export type { HookContext, ResourceHooks } from "./resource/hooks.ts";
+export { type MemberOfOptions, type MemberRule, memberOf } from "./resource/member-of.ts";
 export { type OwnedByOptions, ownedBy } from "./resource/owned-by.ts";
 export type { PluginAdmission, PluginRowRule, PluginRule, PluginRuleSite } from "./resource/plugin-access.ts";
 export { admitPluginRows, authorizePluginRoute } from "./resource/plugin-access.ts";

@@ -536,3 +536,72 @@ function row(dialect: string) {
   const now = dialect === "sqlite" ? new Date().toISOString() : new Date();
   return { id: "old-row", name: "Old", createdAt: now, updatedAt: now };
 }
+
+forEachDialect((dialect) => {
+  // Issue 45: adding a reference to a table that has rows. The key is added with the column (or
+  // after it): no orphan check runs on a column that does not exist yet.
+  it("adding a nullable reference, then a required one with a default, to a table with rows: migrate and autoMigrate", async () => {
+    const database = (await dialect.fresh()) as { provider: string; url: string };
+    const dir = project();
+    writeBlogConfig(dir, database, "z.string()");
+    expect(run(dir, "migrate", "--push").code).toBe(0);
+    const app = crudkit({ database: database as never, resources: [] });
+    const stamp = dialect.name === "sqlite" ? "2026-01-01T00:00:00.000Z" : new Date("2026-01-01T00:00:00Z");
+    const at = { createdAt: stamp, updatedAt: stamp };
+    await app.db
+      .insertInto("author")
+      .values({ id: "ann", name: "Ann", ...at })
+      .execute();
+    await app.db
+      .insertInto("post")
+      .values({ id: "p1", title: "t", authorId: "ann", ...at })
+      .execute();
+
+    // A new nullable reference, through generate and migrate.
+    writeFileSync(
+      join(dir, "crudkit.config.ts"),
+      readFileSync(join(dir, "crudkit.config.ts"), "utf8").replace(
+        "authorId: z.string() })",
+        'authorId: z.string(), editorId: references("author").nullable().optional() })',
+      ),
+    );
+    const status = run(dir, "status");
+    expect(status.stderr).not.toMatch(/does not exist/);
+    const generated = run(dir, "generate", "--out", "editor");
+    expect(generated.code, generated.stderr).toBe(0);
+    const migrated = run(dir, "migrate", "--push");
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(run(dir, "migrate", "--push").stdout.trim()).toBe(
+      "nothing to migrate: the database matches the schema",
+    );
+    await app.db.updateTable("post").set({ editorId: "ann" }).execute();
+    await expect(app.db.updateTable("post").set({ editorId: "nobody" }).execute()).rejects.toThrow();
+
+    // A required reference with a default, through autoMigrate at startup.
+    const { createResource, references, withId } = await import("crudkit-api");
+    const { z } = await import("zod");
+    const author = createResource({ name: "author", schema: withId({ name: z.string() }) });
+    const post = createResource({
+      name: "post",
+      schema: withId({
+        title: z.string(),
+        authorId: z.string(),
+        editorId: references(author).nullable().optional(),
+        reviewerId: references(author, { reverse: "reviewedPosts" }).default("ann"),
+      }),
+    });
+    const started = crudkit({
+      database: database as never,
+      resources: [author, post],
+      autoMigrate: true,
+      log: () => {},
+    });
+    await started.ready;
+    expect(await started.db.selectFrom("post").select(["id", "reviewerId"]).execute()).toEqual([
+      { id: "p1", reviewerId: "ann" },
+    ]);
+    await expect(started.db.updateTable("post").set({ reviewerId: "nobody" }).execute()).rejects.toThrow();
+    await started.close();
+    await app.close();
+  });
+});

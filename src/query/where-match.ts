@@ -83,6 +83,10 @@ function evaluate(condition: Condition, record: Readonly<Record<string, unknown>
 function compare(c: FieldCondition, raw: unknown, { fields, fold }: Scope): Truth {
   const field = fields.get(c.field);
   if (c.op === "isNull") return (raw === null || raw === undefined) === (c.value === true);
+  // Another table's values: only the database can say.
+  if ((c.op === "in" || c.op === "nin") && !Array.isArray(c.value)) throw NEEDS_DATABASE;
+  // An empty set: nothing is in it, everything (null too) is not, as the SQL (where-sql.ts) says.
+  if ((c.op === "in" || c.op === "nin") && (c.value as unknown[]).length === 0) return c.op === "nin";
   if (raw === null || raw === undefined) return null;
   const kind = field?.kind ?? "string";
   const value = normal(raw, kind);

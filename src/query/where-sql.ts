@@ -9,7 +9,21 @@ import { type Expression, type SqlBool, sql } from "kysely";
 import { dateToColumn } from "../db/column-values.ts";
 import type { DialectProfile } from "../db/dialect.ts";
 import { slot } from "../db/query-template.ts";
-import type { Condition, FieldCondition, FilterField, RelatedCondition } from "./where.ts";
+import {
+  type Condition,
+  type FieldCondition,
+  type FilterField,
+  isSubSelect,
+  type RelatedCondition,
+  type SubSelect,
+} from "./where.ts";
+
+/** The subquery a condition is compiled inside: its table, the alias it has there, how deep. */
+interface Within {
+  table: string;
+  alias: string;
+  depth: number;
+}
 
 export interface CompiledWhere {
   /** Same for every filter that compiles to the same SQL: the key to cache it under. */
@@ -41,24 +55,19 @@ export function compileWhere(
   };
 
   // One pass takes the values and the shape, and remembers how to build the SQL.
-  const visit = (condition: Condition, named = fields): Visited => {
-    if (condition.kind === "and" || condition.kind === "or") {
-      const parts = condition.items.map((item) => visit(item, named));
-      const { kind } = condition;
-      return {
-        shape: `${kind}(${parts.map((p) => p.shape).join(",")})`,
-        build: () =>
-          sql<SqlBool>`(${sql.join(
-            parts.map((p) => p.build()),
-            sql` ${sql.raw(kind)} `,
-          )})`,
-      };
-    }
+  const visit = (condition: Condition, named = fields, within?: Within): Visited => {
+    if (condition.kind === "and" || condition.kind === "or")
+      return group(
+        condition.kind,
+        condition.items.map((item) => visit(item, named, within)),
+      );
     if (condition.kind === "not") {
-      const inner = visit(condition.item, named);
+      const inner = visit(condition.item, named, within);
       return { shape: `not(${inner.shape})`, build: () => sql<SqlBool>`not ${inner.build()}` };
     }
-    if (condition.kind === "related") return visitRelated(condition, visit);
+    if (condition.kind === "related") return visitRelated(condition, visit, within);
+    if ((condition.op === "in" || condition.op === "nin") && isSubSelect(condition.value))
+      return visitSubSelect(condition, named, condition.value, within, visit);
     return visitField(condition, named);
   };
   // Only the shape and the values are taken per request; Kysely's expressions are made in
@@ -77,6 +86,15 @@ export function compileWhere(
       }
       case "in":
       case "nin": {
+        // An empty set (from a rule or server code: `in: []` for a user with no memberships yet)
+        // holds nothing: `in` matches no row, `nin` every row, null included.
+        if ((c.value as unknown[]).length === 0) {
+          const none = c.op === "in";
+          return {
+            shape: `${c.field}:${c.op}0`,
+            build: () => (none ? sql<SqlBool>`1 = 0` : sql<SqlBool>`1 = 1`),
+          };
+        }
         const names = (c.value as unknown[]).map((v) => bind(field, v));
         return {
           shape: `${c.field}:${c.op}${names.length}`,
@@ -138,19 +156,60 @@ export function compileWhere(
 type Visited = { shape: string; build: () => Expression<SqlBool> };
 
 // EXISTS (SELECT 1 FROM "author" AS "related" WHERE "related"."id" = "post"."authorId" AND … AND <rule>)
+/** `(a and b …)` or `(a or b …)`. */
+function group(kind: "and" | "or", parts: readonly Visited[]): Visited {
+  return {
+    shape: `${kind}(${parts.map((p) => p.shape).join(",")})`,
+    build: () =>
+      sql<SqlBool>`(${sql.join(
+        parts.map((p) => p.build()),
+        sql` ${sql.raw(kind)} `,
+      )})`,
+  };
+}
+
+// "orgId" in (select "ck_s1"."orgId" from "membership" as "ck_s1" where …): another table's values.
+function visitSubSelect(
+  c: FieldCondition,
+  named: ReadonlyMap<string, FilterField>,
+  from: SubSelect,
+  within: Within | undefined,
+  visit: (condition: Condition, named: ReadonlyMap<string, FilterField>, within?: Within) => Visited,
+): Visited {
+  const depth = (within?.depth ?? 0) + 1;
+  const alias = `ck_s${depth}`;
+  const inner = from.where ? visit(from.where, from.fields, { table: from.table, alias, depth }) : undefined;
+  const column = named.get(c.field)?.column ?? c.field;
+  return {
+    shape: `${c.field}:${c.op}(${from.table}.${from.column}:${inner?.shape ?? ""})`,
+    build: () => {
+      const values = sql`select ${sql.ref(`${alias}.${from.column}`)} from ${sql.table(from.table)} as ${sql.ref(alias)}`;
+      const query = inner ? sql`${values} where ${inner.build()}` : values;
+      return sql<SqlBool>`${sql.ref(column)} ${sql.raw(c.op === "nin" ? "not in" : "in")} (${query})`;
+    },
+  };
+}
+
+// Inside another subquery, the referencing table is named by its alias there, and each level has
+// an alias of its own (a rule through two relations: task → project → its organization).
 function visitRelated(
   c: RelatedCondition,
-  visit: (condition: Condition, named: ReadonlyMap<string, FilterField>) => Visited,
+  visit: (condition: Condition, named: ReadonlyMap<string, FilterField>, within?: Within) => Visited,
+  within: Within | undefined,
 ): Visited {
-  const inner = visit(c.item, c.fields);
-  const scope = c.scope ? visit(c.scope, c.fields) : undefined;
+  const depth = (within?.depth ?? 0) + 1;
+  const alias = depth === 1 ? "related" : `related${depth}`;
+  const from = within && c.from === within.table ? within.alias : c.from;
+  const here = { table: c.table, alias, depth };
+  const inner = visit(c.item, c.fields, here);
+  const scope = c.scope ? visit(c.scope, c.fields, here) : undefined;
   const denied = c.scope === false;
   return {
-    shape: `rel(${c.from}.${c.via}>${c.table}:${inner.shape}:${denied ? "none" : (scope?.shape ?? "")})`,
+    shape: `rel(${from}.${c.via}>${c.table}:${inner.shape}:${denied ? "none" : (scope?.shape ?? "")})`,
     build: () => {
       if (denied) return sql<SqlBool>`1 = 0`;
       const conditions = [inner.build(), ...(scope ? [scope.build()] : [])];
-      return sql<SqlBool>`exists (select 1 from ${sql.table(c.table)} as ${sql.ref("related")} where ${sql.ref("related.id")} = ${sql.ref(`${c.from}.${c.via}`)} and ${sql.join(conditions, sql` and `)})`;
+      return sql<SqlBool>`exists (select 1 from ${sql.table(c.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.id`)} = ${sql.ref(`${from}.${c.via}`)} and ${sql.join(conditions, sql` and `)})`;
     },
   };
 }

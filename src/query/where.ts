@@ -33,7 +33,10 @@ export type FieldFilter<T> = {
   nin?: readonly FilterValue<T>[];
   isNull?: boolean;
 } & ([NonNullable<T>] extends [string]
-  ? Comparable<FilterValue<T>> & TextMatch
+  ? // Text matching on free text only: an enum (a union of literals) is refused it, as the server does.
+    string extends NonNullable<T>
+    ? Comparable<FilterValue<T>> & TextMatch
+    : Comparable<FilterValue<T>>
   : [NonNullable<T>] extends [number | Date]
     ? Comparable<FilterValue<T>>
     : unknown);
@@ -84,6 +87,33 @@ export interface RelatedCondition {
   item: Condition;
   /** The caller's read rule on the referenced resource; `false` when she may read none of it. */
   scope: Condition | undefined | false;
+}
+
+/**
+ * The values of one column of another resource's rows that match a `Where`, as a rule's `in`
+ * operand: `{ orgId: { in: valuesOf("membership", "orgId", { userId: user.id }) } }` compiles to
+ * `"orgId" in (select "orgId" from "membership" where "userId" = ?)`, asked of the database with
+ * the rule's authority (no read rule of the other resource applies). Only rules may use it.
+ */
+export class ValuesOf {
+  constructor(
+    readonly resource: string,
+    readonly column: string,
+    readonly where: object,
+  ) {}
+}
+
+/** A `ValuesOf` checked against the other resource's fields: what the SQL is compiled from. */
+export interface SubSelect {
+  kind: "subselect";
+  table: string;
+  column: string;
+  where: Condition | undefined;
+  fields: ReadonlyMap<string, FilterField>;
+}
+
+export function isSubSelect(value: unknown): value is SubSelect {
+  return (value as SubSelect | null)?.kind === "subselect" && !Array.isArray(value);
 }
 
 export interface FieldCondition {
@@ -184,7 +214,10 @@ export function parseWhere(
       const at = `${path}.${shown(op)}`;
       if (!ALL_OPERATORS.has(op)) throw bad(at, "is not an operator");
       if (!OPERATORS_BY_KIND[field.kind].has(op as Operator))
-        throw bad(at, `cannot be used on a ${field.kind} field`);
+        throw bad(
+          at,
+          `cannot be used on ${field.kind === "enum" || field.kind === "integer" ? "an" : "a"} ${field.kind} field`,
+        );
       if (++conditions > maxConditions)
         throw bad(path, `makes the filter longer than ${maxConditions} conditions`);
       out.push({
@@ -200,8 +233,11 @@ export function parseWhere(
   const operand = (field: FilterField, op: Operator, value: unknown, path: string): unknown => {
     if (op === "isNull") return toBoolean(value, path, options.fromText === true);
     if (op === "in" || op === "nin") {
+      // A rule's set of another resource's values; resolved against that resource by the caller.
+      if (value instanceof ValuesOf && options.strict) return value;
       const list = asList(value, path, options.fromText === true, true);
-      if (list.length === 0) throw bad(path, "needs at least one value");
+      // A query string cannot mean an empty set (`filter[f][in]=` is a mistake); an object can.
+      if (list.length === 0 && options.fromText === true) throw bad(path, "needs at least one value");
       if (list.length > maxValues) throw bad(path, `takes at most ${maxValues} values`);
       return list.map((item, i) => scalar(field, item, `${path}.${i}`));
     }

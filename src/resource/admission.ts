@@ -5,7 +5,7 @@
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
-import { type Condition, parseRuleWhere } from "../query/where.ts";
+import type { Condition } from "../query/where.ts";
 import { type AccessContext, askRule, denyWithoutRule, type Operation } from "./access.ts";
 import { NO_FIELDS } from "./field-access.ts";
 import type { ResourceRuntime } from "./runtime.ts";
@@ -83,7 +83,7 @@ export async function decide(rt: ResourceRuntime, access: AccessContext): Promis
   const answer = await askRule(rt.resource.access[access.operation], access);
   const where = answer === true ? undefined : answer;
   const scope = where
-    ? parseRuleWhere(where, rt.ruleFields, `the ${access.operation} rule of "${rt.resource.name}"`)
+    ? rt.parseRule(where, `the ${access.operation} rule of "${rt.resource.name}"`)
     : undefined;
   const hidden = rt.fieldPolicy.open ? NO_FIELDS : await rt.fieldPolicy.hidden(access);
   return { user: access.user, data: NO_DATA, scope, where, hidden };

@@ -8,7 +8,7 @@ import type { User } from "../core/identity.ts";
 import type { OwnedFiles, ReadCache } from "../core/plugin.ts";
 import type { Database } from "../db/database.ts";
 import type { ListRules } from "../query/list-query.ts";
-import type { FilterField } from "../query/where.ts";
+import { type Condition, type FilterField, parseRuleWhere } from "../query/where.ts";
 import type { Field } from "../schema/field-model.ts";
 import { createInputValidator, type InputValidator } from "../schema/input-validation.ts";
 import type { Operation } from "./access.ts";
@@ -18,6 +18,7 @@ import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } f
 import { createRecordStore, type RecordStore } from "./record-store.ts";
 import { checkedReferences } from "./reference-reads.ts";
 import type { RelationGraph } from "./relations.ts";
+import { rulePathFields, throughRelations } from "./rule-paths.ts";
 import type { AnyResource } from "./types.ts";
 
 export type Log = (message: string, error?: unknown) => void;
@@ -36,6 +37,10 @@ export interface ResourceRuntime {
   readonly fieldPolicy: FieldPolicy;
   /** Every field a rule's `Where` may name: all that are not JSON, hidden or not. */
   readonly ruleFields: ReadonlyMap<string, FilterField>;
+  /** What a rule may name: the fields, and those of records references reach (`project.orgId`). */
+  readonly rulePaths: ReadonlyMap<string, FilterField>;
+  /** A `Where` a rule returned, checked and made ready for SQL; a mistake is the server's (a 500 naming `rule`). */
+  parseRule(where: object, rule: string): Condition | undefined;
   readonly readCache: ReadCache | undefined;
   readonly log: Log;
   /** How the app's resources point at each other. */
@@ -68,6 +73,9 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
   const managed = resource.timestamps ? ["createdAt", "updatedAt"] : [];
   const sortable = resource.fields.filter((f) => f.kind !== "json").map((f) => f.name);
   const ruleFields = filterFields({ ...resource, filterable: undefined });
+  const rulePaths = rulePathFields(resource, options.relations, (r) =>
+    r === resource ? ruleFields : filterFields({ ...r, filterable: undefined }),
+  );
   const filterable = filterFields(resource);
   // `filter[author.name]`: the filterable fields of every record a reference points at.
   for (const relation of options.relations.expandable(resource.name).values()) {
@@ -120,6 +128,15 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     },
     fieldPolicy: createFieldPolicy(resource.access.fields),
     ruleFields,
+    rulePaths,
+    parseRule(where, rule) {
+      const parsed = parseRuleWhere(where, rulePaths, rule);
+      try {
+        return parsed && throughRelations(parsed, this);
+      } catch (error) {
+        throw new Error(`crudkit: ${rule} returned an invalid filter: ${(error as Error).message}`);
+      }
+    },
     readCache: options.readCache,
     log: options.log,
     relations: options.relations,

@@ -6,6 +6,7 @@
 import { sql } from "kysely";
 import type { Database } from "../database.ts";
 import { type ForeignKey, foreignKeyName, type TableDefinition } from "../table-definition.ts";
+import type { LiveSchema } from "./live-schema.ts";
 import { MigrationRefused, type MigrationStep } from "./migration-step.ts";
 
 export interface LiveForeignKey {
@@ -67,8 +68,9 @@ export async function foreignKeySteps(
   db: Database,
   tables: readonly TableDefinition[],
   live: LiveForeignKeys,
-  existingTables: ReadonlySet<string>,
+  schema: LiveSchema,
 ): Promise<{ drops: MigrationStep[]; adds: MigrationStep[] }> {
+  const existingTables = new Set(schema.keys());
   const drops: MigrationStep[] = [];
   const adds: MigrationStep[] = [];
   for (const table of tables) {
@@ -83,8 +85,9 @@ export async function foreignKeySteps(
           statements: [dropStatement(db, table.name, existing.name)],
         });
       if (!wanted) continue;
-      // A table created by this plan has no rows to check.
-      if (existingTables.has(table.name)) await refuseOrphans(db, table.name, column, wanted, existingTables);
+      // A table or a column added by this plan holds no value to check (the key is added after it).
+      if (schema.get(table.name)?.columns.has(column))
+        await refuseOrphans(db, table.name, column, wanted, existingTables);
       adds.push({
         description: `add foreign key ${table.name}.${column} → ${wanted.table} (on delete ${wanted.onDelete})`,
         destructive: false,

@@ -43,7 +43,7 @@ export async function planMigration(
   const steps: MigrationStep[] = [...(await trigramExtensionSteps(db, desired))];
   const keySteps =
     db.profile.foreignKeyChanges === "alter table"
-      ? await foreignKeySteps(db, desired, keys, new Set(live.keys()))
+      ? await foreignKeySteps(db, desired, keys, live)
       : { drops: [], adds: [] };
   steps.push(...keySteps.drops);
   for (const table of desired) {

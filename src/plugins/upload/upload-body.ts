@@ -64,7 +64,7 @@ class UploadBodyParser {
   private readonly maxFieldBytes: number;
   private readonly maxDepth: number;
 
-  constructor(private readonly limits: UploadBodyLimits) {
+  constructor(limits: UploadBodyLimits) {
     this.maxFieldBytes = limits.maxFieldBytes ?? 64 * 1024;
     this.maxDepth = limits.maxDepth ?? 32;
     this.file = new Base64Decoder(limits.maxFileSize);

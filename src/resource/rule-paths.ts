@@ -1,0 +1,88 @@
+// Row rules through relations: a rule's `Where` may name a field of a referenced record, one or two
+// hops away (`"project.orgId"` on a task, `"task.project.orgId"` on a comment), and a set of
+// another resource's values (`valuesOf`, what `memberOf` builds). Each becomes SQL the database
+// answers: an EXISTS over the referenced table, a semi-join over the other one. A rule speaks with
+// the server's authority: the read rules of the resources it passes through do not apply to it.
+
+import type { Condition, FilterField, SubSelect } from "../query/where.ts";
+import { ValuesOf } from "../query/where.ts";
+import type { RelationGraph } from "./relations.ts";
+import type { ResourceRuntime } from "./runtime.ts";
+import type { AnyResource } from "./types.ts";
+
+/** Hops a rule's path may take through references. */
+const MAX_HOPS = 2;
+
+/**
+ * The fields a rule of `resource` may name: its own, and each field of a record its references
+ * reach, up to two hops (`project.orgId`, `project.org.name`).
+ */
+export function rulePathFields(
+  resource: AnyResource,
+  relations: RelationGraph,
+  fieldsOf: (resource: AnyResource) => ReadonlyMap<string, FilterField>,
+  hops = MAX_HOPS,
+): ReadonlyMap<string, FilterField> {
+  const fields = new Map(fieldsOf(resource));
+  if (hops === 0) return fields;
+  for (const relation of relations.expandable(resource.name).values()) {
+    if (relation.kind !== "forward") continue;
+    const target = relations.resource(relation.target);
+    if (!target) continue;
+    for (const [name, field] of rulePathFields(target, relations, fieldsOf, hops - 1)) {
+      const path = `${relation.name}.${name}`;
+      if (fields.has(path)) continue;
+      fields.set(path, {
+        name: path,
+        kind: field.kind,
+        enumValues: field.enumValues,
+        via: { relation: relation.name, field: relation.field, target: target.name, targetField: name },
+      });
+    }
+  }
+  return fields;
+}
+
+/**
+ * A rule's checked condition made ready for SQL: each condition on a referenced record becomes an
+ * EXISTS over its table (with no read rule: the rule's authority), and each `valuesOf` the
+ * semi-join over its resource's table.
+ */
+export function throughRelations(condition: Condition, rt: ResourceRuntime): Condition {
+  switch (condition.kind) {
+    case "and":
+    case "or":
+      return { kind: condition.kind, items: condition.items.map((item) => throughRelations(item, rt)) };
+    case "not":
+      return { kind: "not", item: throughRelations(condition.item, rt) };
+    case "related":
+      return condition;
+    case "field": {
+      const value = condition.value instanceof ValuesOf ? subSelect(condition.value, rt) : condition.value;
+      const via = rt.rulePaths.get(condition.field)?.via;
+      if (!via) return value === condition.value ? condition : { ...condition, value };
+      const target = rt.runtimeOf(via.target);
+      return {
+        kind: "related",
+        from: rt.resource.name,
+        via: via.field,
+        table: target.resource.name,
+        fields: target.rulePaths,
+        item: throughRelations({ ...condition, field: via.targetField, value }, target),
+        scope: undefined,
+      };
+    }
+  }
+}
+
+function subSelect(values: ValuesOf, rt: ResourceRuntime): SubSelect {
+  const source = rt.relations.resource(values.resource);
+  if (!source) throw new Error(`crudkit: valuesOf(): there is no resource named "${values.resource}".`);
+  const other = rt.runtimeOf(source.name);
+  if (!other.ruleFields.has(values.column))
+    throw new Error(
+      `crudkit: valuesOf(): "${values.column}" is not a field of "${source.name}" a rule can name.`,
+    );
+  const where = other.parseRule(values.where, `valuesOf("${source.name}")`);
+  return { kind: "subselect", table: source.name, column: values.column, where, fields: other.rulePaths };
+}

@@ -1,0 +1,281 @@
+// Issue 45: "members see their organization's records", with no copied column, no tenant header
+// and no lookup per request. Organizations, memberships with roles, projects (one hop from the
+// organization), tasks (two hops: task → project → organization) and comments (three tables away,
+// through a rule path of two hops on the task). Alice owns A, bob is a member of A, carol owns B,
+// dave belongs to nothing. Checked over HTTP and through app.api and app.can on the three databases.
+
+import { createResource, crudkit, type DatabaseOptions, memberOf, references, withId } from "crudkit-api";
+import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { appPerDialect, forEachDialect } from "./dialects.ts";
+import { call } from "./helpers.ts";
+
+const organization = createResource({
+  name: "organization",
+  schema: withId({ name: z.string().max(100) }),
+  access: {
+    ...memberOf("membership", { user: "userId", scope: "orgId", path: "id" }),
+    delete: memberOf("membership", { user: "userId", scope: "orgId", path: "id", roles: ["owner"] }),
+  },
+});
+const membership = createResource({
+  name: "membership",
+  schema: withId({
+    orgId: references(organization, { onDelete: "cascade" }),
+    userId: z.string().max(100),
+    role: z.enum(["owner", "admin", "member"]),
+  }),
+  unique: [["orgId", "userId"]],
+  // Members see who else is in their organizations.
+  access: { read: memberOf("membership", { user: "userId", scope: "orgId" }) },
+});
+const inOrg = memberOf(membership, { user: "userId", scope: "orgId" });
+const project = createResource({
+  name: "project",
+  schema: withId({ title: z.string().max(100), orgId: references(organization, { onDelete: "cascade" }) }),
+  access: {
+    ...inOrg,
+    delete: memberOf(membership, { user: "userId", scope: "orgId", roles: ["owner", "admin"] }),
+  },
+});
+const inTaskOrg = memberOf(membership, { user: "userId", scope: "orgId", path: "project.orgId" });
+const task = createResource({
+  name: "task",
+  schema: withId({
+    title: z.string().max(100),
+    projectId: references(project, { onDelete: "cascade" }),
+    assignee: z.string().max(100),
+  }),
+  access: {
+    ...inTaskOrg,
+    // A member changes only what is assigned to her.
+    update: (ctx) => {
+      const member = inTaskOrg(ctx);
+      return member && { ...member, assignee: ctx.user!.id };
+    },
+  },
+});
+const comment = createResource({
+  name: "comment",
+  schema: withId({ text: z.string().max(500), taskId: references(task, { onDelete: "cascade" }) }),
+  access: { ...memberOf(membership, { user: "userId", scope: "orgId", path: "task.project.orgId" }) },
+});
+// A rule of server code that has nobody to name: an empty set, no rows (not an error).
+const note = createResource({
+  name: "note",
+  schema: withId({
+    text: z.string().max(100),
+    kind: z.enum(["plain", "rich"]).optional(),
+    rank: z.number().optional(),
+  }),
+  access: { create: true, list: () => ({ id: { in: [] } }), read: () => ({ id: { nin: [] } }) },
+});
+// A rule that returns a filter its resource cannot answer: the server's mistake, a 500 naming it.
+const broken = createResource({
+  name: "broken",
+  schema: withId({ text: z.string().max(100) }),
+  access: { list: () => ({ "nowhere.text": "x" }) as never },
+});
+
+const logged: string[] = [];
+const makeApp = (database: DatabaseOptions) =>
+  crudkit({
+    database,
+    autoMigrate: true,
+    resources: [organization, membership, project, task, comment, note, broken],
+    log: (message, error) => logged.push(`${message} ${String((error as Error | undefined)?.message ?? "")}`),
+    identify: (request) => {
+      const id = request.headers.get("x-user");
+      return id ? { id } : null;
+    },
+  });
+
+const as = (id: string) => ({ headers: { "x-user": id } });
+
+forEachDialect((dialect) => {
+  const app = appPerDialect(dialect, makeApp);
+  const ids = {} as Record<string, string>;
+
+  beforeAll(async () => {
+    const server = { overrideAccess: true } as const;
+    for (const name of ["A", "B"]) {
+      const org = await app.api.createOrganization({ body: { name }, ...server });
+      ids[name] = org.id;
+    }
+    for (const [userId, org, role] of [
+      ["alice", "A", "owner"],
+      ["bob", "A", "member"],
+      ["carol", "B", "owner"],
+    ] as const)
+      await app.api.createMembership({ body: { orgId: ids[org]!, userId, role }, ...server });
+    for (const org of ["A", "B"]) {
+      const p = await app.api.createProject({
+        body: { title: `${org} roadmap`, orgId: ids[org]! },
+        ...server,
+      });
+      ids[`${org}:project`] = p.id;
+      for (const assignee of ["alice", "bob", "carol"]) {
+        const t = await app.api.createTask({
+          body: { title: `${org} ${assignee}`, projectId: p.id, assignee },
+          ...server,
+        });
+        ids[`${org}:task:${assignee}`] = t.id;
+        await app.api.createComment({ body: { text: `on ${org} ${assignee}`, taskId: t.id }, ...server });
+      }
+    }
+  });
+
+  describe("lists and reads see the caller's organizations, however far the record is from them", () => {
+    it("carol sees nothing of A: lists, counts, reads by id, two hops away too", async () => {
+      for (const [path, count] of [
+        ["/api/organizations", 1],
+        ["/api/projects", 1],
+        ["/api/tasks", 3],
+        ["/api/comments", 3],
+      ] as const) {
+        const res = await call(app, "GET", `${path}?count=exact`, as("carol"));
+        expect(res.status, path).toBe(200);
+        expect(res.body.pagination.total, path).toBe(count);
+        expect(JSON.stringify(res.body.items), path).not.toContain('"A');
+      }
+      for (const path of [
+        `/api/organization/${ids.A}`,
+        `/api/project/${ids["A:project"]}`,
+        `/api/task/${ids["A:task:bob"]}`,
+      ]) {
+        const res = await call(app, "GET", path, as("carol"));
+        expect(res.status, path).toBe(404);
+        expect(res.body.code).toBe("NOT_FOUND");
+      }
+      // The same through app.api and the rules asked without a call.
+      const tasks = await app.api.listTasks({ headers: { "x-user": "carol" } });
+      expect(tasks.items.map((t) => t.title).sort()).toEqual(["B alice", "B bob", "B carol"]);
+      expect((await app.can("read", "task", { user: { id: "carol" }, id: ids["A:task:bob"] })).allowed).toBe(
+        false,
+      );
+      expect((await app.can("read", "task", { user: { id: "bob" }, id: ids["A:task:bob"] })).allowed).toBe(
+        true,
+      );
+    });
+
+    it("bob sees A's tasks and comments, with expansions and relation filters", async () => {
+      const tasks = await call(app, "GET", "/api/tasks?expand=project&sortBy=title&sortOrder=asc", as("bob"));
+      expect(tasks.status).toBe(200);
+      expect(tasks.body.items.map((t: { title: string }) => t.title)).toEqual([
+        "A alice",
+        "A bob",
+        "A carol",
+      ]);
+      expect(tasks.body.items[0].project.title).toBe("A roadmap");
+      const filtered = await call(app, "GET", "/api/comments?filter[task.assignee]=bob", as("bob"));
+      expect(filtered.body.items.map((c: { text: string }) => c.text)).toEqual(["on A bob"]);
+      const reverse = await call(app, "GET", `/api/project/${ids["A:project"]}?expand=tasks`, as("bob"));
+      expect(reverse.status, reverse.text).toBe(200);
+    });
+
+    it("a user with no memberships gets empty lists, not an error", async () => {
+      for (const path of ["/api/organizations", "/api/projects", "/api/tasks", "/api/comments"]) {
+        const res = await call(app, "GET", path, as("dave"));
+        expect(res.status, path).toBe(200);
+        expect(res.body.items, path).toEqual([]);
+      }
+      expect((await call(app, "GET", "/api/tasks", {})).status).toBe(403);
+    });
+  });
+
+  describe("writes", () => {
+    it("bob cannot delete A's projects (owners and admins can), and it is still there", async () => {
+      const refused = await call(app, "DELETE", `/api/project/${ids["A:project"]}`, as("bob"));
+      expect(refused.status).toBe(404);
+      expect((await call(app, "GET", `/api/project/${ids["A:project"]}`, as("bob"))).status).toBe(200);
+      const other = await call(app, "DELETE", `/api/project/${ids["A:project"]}`, as("carol"));
+      expect(other.status).toBe(404);
+    });
+
+    it("bob updates a task assigned to him, not another one", async () => {
+      const own = await call(app, "PATCH", `/api/task/${ids["A:task:bob"]}`, {
+        ...as("bob"),
+        body: { title: "A bob!" },
+      });
+      expect(own.status, own.text).toBe(200);
+      const others = await call(app, "PATCH", `/api/task/${ids["A:task:alice"]}`, {
+        ...as("bob"),
+        body: { title: "mine now" },
+      });
+      expect(others.status).toBe(404);
+      const carol = await call(app, "PATCH", `/api/task/${ids["A:task:carol"]}`, {
+        ...as("carol"),
+        body: { title: "x" },
+      });
+      expect(carol.status).toBe(404);
+    });
+
+    it("creating into an organization she is not a member of is refused by the reference's read rule", async () => {
+      const intoA = await call(app, "POST", "/api/task", {
+        ...as("carol"),
+        body: { title: "sneaky", projectId: ids["A:project"], assignee: "carol" },
+      });
+      expect(intoA.status).toBe(400);
+      expect(intoA.text).not.toContain("A roadmap");
+      const intoB = await call(app, "POST", "/api/task", {
+        ...as("carol"),
+        body: { title: "fine", projectId: ids["B:project"], assignee: "carol" },
+      });
+      expect(intoB.status, intoB.text).toBe(201);
+      const project = await call(app, "POST", "/api/project", {
+        ...as("carol"),
+        body: { title: "x", orgId: ids.A },
+      });
+      expect(project.status).toBe(400);
+    });
+  });
+
+  describe("rules' sets", () => {
+    it("an empty `in` in a rule matches nothing, an empty `nin` everything", async () => {
+      const made = await app.api.createNote({ body: { text: "n" } });
+      const list = await call(app, "GET", "/api/notes?count=exact", as("bob"));
+      expect(list.status, list.text).toBe(200);
+      expect(list.body.items).toEqual([]);
+      expect(list.body.pagination.total).toBe(0);
+      expect((await call(app, "GET", `/api/note/${made.id}`, as("bob"))).status).toBe(200);
+      // Server code's `where` objects may hold empty sets too; a query string may not.
+      expect(
+        await app.api.listNotes({ query: { where: { id: { in: [] } } }, overrideAccess: true }),
+      ).toMatchObject({
+        items: [],
+      });
+      expect(
+        (await app.api.listNotes({ query: { where: { id: { nin: [] } } }, overrideAccess: true })).items,
+      ).toHaveLength(1);
+      const text = await call(app, "GET", "/api/notes?filter[id][in]=", as("bob"));
+      expect(text.status).toBe(200); // the rule leaves nothing; the empty text value is one value ""
+    });
+
+    it("types refuse what the server refuses: no text matching on an enum or a number", async () => {
+      const list = (where: object) =>
+        app.api.listNotes({ query: { where: where as never }, overrideAccess: true });
+      type NoteWhere = NonNullable<NonNullable<Parameters<typeof app.api.listNotes>[0]>["query"]>["where"];
+      // @ts-expect-error: kind is an enum
+      const onEnum: NoteWhere = { kind: { contains: "pl" } };
+      // @ts-expect-error: rank is a number
+      const onNumber: NoteWhere = { rank: { contains: "1" } };
+      const fine: NoteWhere = { text: { contains: "n" }, kind: "plain" };
+      expect([onEnum, onNumber, fine]).toHaveLength(3);
+      await expect(list({ kind: { contains: "pl" } })).rejects.toMatchObject({
+        status: 400,
+        message: expect.stringContaining("cannot be used on an enum field"),
+      });
+      const res = await call(app, "GET", "/api/notes?filter[rank][contains]=1", as("bob"));
+      expect(res.status).toBe(400);
+      expect(res.text).toContain("cannot be used on a number field");
+    });
+
+    it("a rule that returns a filter its resource cannot answer is a 500 whose log names the rule", async () => {
+      logged.length = 0;
+      const res = await call(app, "GET", "/api/brokens", as("bob"));
+      expect(res.status).toBe(500);
+      expect(res.text).not.toContain("nowhere");
+      expect(logged.join("\n")).toContain('the list rule of "broken"');
+    });
+  });
+});
