@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { join } from "node:path";
 import { crudkit } from "crudkit-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forEachDialect } from "./dialects.ts";
+import { forEachDialect, type TestDialect } from "./dialects.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const bin = join(root, "bin/crudkit.mjs");
@@ -287,23 +287,32 @@ export default crudkit({ database: ${JSON.stringify(database)}, resources: [auth
   );
 }
 
+/**
+ * A blog migrated with `authorId` a plain string, holding author "ann" and post "p1" (titled
+ * `title`); `at` gives further rows their timestamps.
+ */
+async function blogWithRows(dialect: TestDialect, title: string) {
+  const database = (await dialect.fresh()) as { provider: string; url: string };
+  const dir = project();
+  writeBlogConfig(dir, database, "z.string()");
+  expect(run(dir, "migrate", "--push").code).toBe(0);
+  const app = crudkit({ database: database as never, resources: [] });
+  const stamp = dialect.name === "sqlite" ? "2026-01-01T00:00:00.000Z" : new Date("2026-01-01T00:00:00Z");
+  const at = { createdAt: stamp, updatedAt: stamp };
+  await app.db
+    .insertInto("author")
+    .values({ id: "ann", name: "Ann", ...at })
+    .execute();
+  await app.db
+    .insertInto("post")
+    .values({ id: "p1", title, authorId: "ann", ...at })
+    .execute();
+  return { database, dir, app, at };
+}
+
 forEachDialect((dialect) => {
   it("references: migrate adds the foreign key over existing rows, refuses orphans, and drops it again", async () => {
-    const database = (await dialect.fresh()) as { provider: string; url: string };
-    const dir = project();
-    writeBlogConfig(dir, database, "z.string()");
-    expect(run(dir, "migrate", "--push").code).toBe(0);
-    const app = crudkit({ database: database as never, resources: [] });
-    const stamp = dialect.name === "sqlite" ? "2026-01-01T00:00:00.000Z" : new Date("2026-01-01T00:00:00Z");
-    const at = { createdAt: stamp, updatedAt: stamp };
-    await app.db
-      .insertInto("author")
-      .values({ id: "ann", name: "Ann", ...at })
-      .execute();
-    await app.db
-      .insertInto("post")
-      .values({ id: "p1", title: "kept", authorId: "ann", ...at })
-      .execute();
+    const { database, dir, app, at } = await blogWithRows(dialect, "kept");
     await app.db
       .insertInto("post")
       .values({ id: "p2", title: "orphan", authorId: "nobody", ...at })
@@ -541,21 +550,7 @@ forEachDialect((dialect) => {
   // Issue 45: adding a reference to a table that has rows. The key is added with the column (or
   // after it): no orphan check runs on a column that does not exist yet.
   it("adding a nullable reference, then a required one with a default, to a table with rows: migrate and autoMigrate", async () => {
-    const database = (await dialect.fresh()) as { provider: string; url: string };
-    const dir = project();
-    writeBlogConfig(dir, database, "z.string()");
-    expect(run(dir, "migrate", "--push").code).toBe(0);
-    const app = crudkit({ database: database as never, resources: [] });
-    const stamp = dialect.name === "sqlite" ? "2026-01-01T00:00:00.000Z" : new Date("2026-01-01T00:00:00Z");
-    const at = { createdAt: stamp, updatedAt: stamp };
-    await app.db
-      .insertInto("author")
-      .values({ id: "ann", name: "Ann", ...at })
-      .execute();
-    await app.db
-      .insertInto("post")
-      .values({ id: "p1", title: "t", authorId: "ann", ...at })
-      .execute();
+    const { database, dir, app, at } = await blogWithRows(dialect, "t");
 
     // A new nullable reference, through generate and migrate.
     writeFileSync(
