@@ -29,6 +29,7 @@ export { etagOf } from "./core/etag.ts";
 export type { ConnectionInfo, RequestHandler } from "./core/http-handler.ts";
 export type { Identify, User } from "./core/identity.ts";
 export type { CachedRead, CrudkitPlugin, PluginContext, ReadCache } from "./core/plugin.ts";
+export { RequestCache } from "./core/request-cache.ts";
 export type { DatabaseOptions } from "./db/database.ts";
 export { type DatabaseUrlOptions, databaseFromUrl, maskUrl } from "./db/database-url.ts";
 export type {

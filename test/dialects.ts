@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import type { DatabaseOptions } from "crudkit-api";
 import { type RunningServer, type Servable, serve } from "crudkit-api/node";
+import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from "kysely";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { tempDatabaseUrl } from "./helpers.ts";
 
@@ -69,6 +70,32 @@ export const DIALECTS: TestDialect[] = [
     },
   },
 ];
+
+/** A Kysely instance that records every statement it runs, on a fresh database of the dialect. */
+export async function countingKysely(
+  name: DialectName,
+  database: DatabaseOptions & { url: string },
+  queries: string[],
+): Promise<Kysely<any>> {
+  const log = (event: { level: string; query: { sql: string } }) => {
+    if (event.level === "query") queries.push(event.query.sql);
+  };
+  if (name === "sqlite") {
+    const { default: Database } = await import("better-sqlite3");
+    const sqlite = new Database(database.url.slice("file:".length));
+    sqlite.pragma("foreign_keys = ON");
+    return new Kysely({ dialect: new SqliteDialect({ database: sqlite }), log });
+  }
+  if (name === "postgres") {
+    const { default: pg } = await import("pg");
+    return new Kysely({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }),
+      log,
+    });
+  }
+  const mysql = await import("mysql2");
+  return new Kysely({ dialect: new MysqlDialect({ pool: mysql.createPool(database.url) }), log });
+}
 
 function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);

@@ -42,6 +42,30 @@ function claims(extra: JWTPayload = {}) {
     .setExpirationTime("5m");
 }
 
+describe("jwt() with an async user mapper (issue 45)", () => {
+  const app = appWith({
+    secret: SECRET,
+    // A mapper may look the user up (a profile, a tenant) before the request goes on.
+    user: async (payload) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return payload.sub === "nobody" ? null : { id: `db:${payload.sub}`, roles: ["looked-up"] };
+    },
+  });
+  afterAll(() => app.close());
+  const sign = (token: SignJWT) => token.setProtectedHeader({ alg: "HS256" }).sign(encoder.encode(SECRET));
+
+  it("waits for the mapper's user", async () => {
+    const response = await whoIs(app, `Bearer ${await sign(claims())}`);
+    expect(response.status).toBe(200);
+    expect(response.body.user).toEqual({ id: "db:user-1", roles: ["looked-up"] });
+  });
+
+  it("a mapper that finds nobody is a 401, as a token without a subject", async () => {
+    const response = await whoIs(app, `Bearer ${await sign(claims().setSubject("nobody"))}`);
+    expect(response.status).toBe(401);
+  });
+});
+
 describe("jwt() with a shared secret (HS256)", () => {
   const app = appWith({ secret: SECRET, issuer: "https://issuer.test", audience: "crudkit-api" });
   const sign = (token: SignJWT, secret = SECRET) =>

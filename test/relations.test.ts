@@ -4,7 +4,6 @@
 // relation, obeying the read rules, row rules and field rules of every record it brings, checked
 // with two users over HTTP, app.api and the client.
 
-import Database from "better-sqlite3";
 import {
   apiKey,
   createResource,
@@ -18,10 +17,10 @@ import {
 import { createClient } from "crudkit-api/client";
 import { serve } from "crudkit-api/node";
 import { audit, cache } from "crudkit-api/plugins";
-import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from "kysely";
+import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { forEachDialect } from "./dialects.ts";
+import { countingKysely, forEachDialect } from "./dialects.ts";
 import { call, expectNoLeak, type TestResponse } from "./helpers.ts";
 
 const isAdmin = ({ user }: { user: { roles?: readonly string[] } | null }) =>
@@ -414,31 +413,6 @@ forEachDialect((dialect) => {
     }
   });
 });
-
-/** A Kysely instance that records every statement it runs, on a fresh database of the dialect. */
-async function countingKysely(
-  name: string,
-  database: DatabaseOptions & { url: string },
-  queries: string[],
-): Promise<Kysely<any>> {
-  const log = (event: { level: string; query: { sql: string } }) => {
-    if (event.level === "query") queries.push(event.query.sql);
-  };
-  if (name === "sqlite") {
-    const sqlite = new Database(database.url.slice("file:".length));
-    sqlite.pragma("foreign_keys = ON");
-    return new Kysely({ dialect: new SqliteDialect({ database: sqlite }), log });
-  }
-  if (name === "postgres") {
-    const { default: pg } = await import("pg");
-    return new Kysely({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }),
-      log,
-    });
-  }
-  const mysql = await import("mysql2");
-  return new Kysely({ dialect: new MysqlDialect({ pool: mysql.createPool(database.url) }), log });
-}
 
 describe("relation definitions", () => {
   const database = { provider: "sqlite", url: ":memory:" } as const;

@@ -26,7 +26,15 @@ import type { Where } from "../query/where.ts";
 import type { RealtimeOptions, RealtimeStats } from "../realtime/hub.ts";
 import { realtimePlugin } from "../realtime/plugin.ts";
 import type { Operation } from "../resource/access.ts";
-import { type CanOptions, can, canRead, type Permission, snapshotReader } from "../resource/can.ts";
+import { withServerParts } from "../resource/admission.ts";
+import {
+  type CanOptions,
+  can,
+  canRead,
+  type Permission,
+  readableIds,
+  snapshotReader,
+} from "../resource/can.ts";
 import { chainHooks } from "../resource/hooks.ts";
 import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
@@ -35,7 +43,7 @@ import { createResourceRuntime, type Log, type ResourceRuntime } from "../resour
 import type { AnyResource, RecordOf } from "../resource/types.ts";
 import { docsEndpoints } from "./docs-page.ts";
 import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
-import { buildApi, pagesOf } from "./in-process-api.ts";
+import { buildApi, createServerCalls, pagesOf } from "./in-process-api.ts";
 import { type AppInternals, INTERNALS } from "./internals.ts";
 import { realtimeFacade } from "./realtime-facade.ts";
 import { rpcEndpoint } from "./rpc.ts";
@@ -258,6 +266,7 @@ export function crudkit<
     jsonDepth,
     clientAddress: clientAddressOf(options.trustProxy),
     driverErrors: database.profile.errors,
+    serverCalls: createServerCalls(),
   };
   const startup = createStartup(
     startupSteps(options.autoMigrate === true, { database, tables, log, plugins, pluginContext }),
@@ -389,14 +398,21 @@ function pluginContextOf(
       const runtime = runtimes.get(resource);
       return runtime ? canRead(runtime, id, ctx) : false;
     },
+    readableRecords: async (resource, ids, ctx) => {
+      const runtime = runtimes.get(resource);
+      return runtime ? readableIds(runtime, ids, ctx) : new Set();
+    },
     snapshotReader: async (resource, ctx) => {
       const runtime = runtimes.get(resource);
       // A plugin's own records (`uploaded_file`) have no resource rules here: the plugin's decide.
       return runtime ? snapshotReader(runtime, ctx) : () => true;
     },
-    hiddenFields: async (resource, { user, headers }) =>
-      (await runtimes.get(resource)?.fieldPolicy.hidden({ user, headers, operation: "read", resource })) ??
-      new Set(),
+    hiddenFields: async (resource, { user, headers }) => {
+      const runtime = runtimes.get(resource);
+      if (!runtime) return new Set();
+      const access = withServerParts(runtime, { user, headers, operation: "read", resource });
+      return runtime.fieldPolicy.hidden(access);
+    },
   };
 }
 

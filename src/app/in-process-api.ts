@@ -1,6 +1,7 @@
 // `app.api`: each endpoint with an operation name, callable from server code through the same
 // handler code as HTTP.
 
+import type { Kysely } from "kysely";
 import { type CallOptions, type ContextDeps, InProcessContext } from "../core/context.ts";
 import type { Endpoint } from "../core/endpoint.ts";
 import { toAPIError } from "../core/errors.ts";
@@ -8,7 +9,20 @@ import { Versioned } from "../core/etag.ts";
 import { toResponse } from "../core/http-handler.ts";
 import type { InFlight } from "../core/in-flight.ts";
 import { errorResponse } from "../core/respond.ts";
+import type { ServerCalls } from "../core/server-api.ts";
 import type { StartupGate } from "./startup.ts";
+
+type Run = (options: CallOptions, db: Kysely<any>) => Promise<unknown>;
+
+/** The operations `ctx.api` runs, filled in as `buildApi` names them. */
+export function createServerCalls(): ServerCalls & { set(name: string, run: Run): void } {
+  const runs = new Map<string, Run>();
+  return { find: (name) => runs.get(name), set: (name, run) => void runs.set(name, run) };
+}
+
+function serverCallsOf(deps: ContextDeps) {
+  return deps.serverCalls as ReturnType<typeof createServerCalls>;
+}
 
 export type ApiFunction = (options?: CallOptions) => Promise<unknown>;
 
@@ -27,13 +41,15 @@ export function buildApi(
   },
 ): Record<string, ApiFunction> {
   const api: Record<string, ApiFunction> = {};
+  // What `ctx.api` in hooks finds by name (ContextDeps.serverCalls reads this map).
+  const calls = serverCallsOf(deps);
   for (const endpoint of endpoints) {
-    const call: ApiFunction = async (options = {}) => {
+    const run = async (options: CallOptions, db: Kysely<any>) => {
       inFlight.begin();
       try {
         const starting = startup();
         if (starting) await starting;
-        const result = await endpoint.handler(new InProcessContext(options, deps));
+        const result = await endpoint.handler(new InProcessContext(options, deps, db));
         if (options.asResponse) return toResponse(endpoint, result);
         return result instanceof Versioned ? result.data : result;
       } catch (error) {
@@ -44,8 +60,12 @@ export function buildApi(
         inFlight.end();
       }
     };
+    const call: ApiFunction = (options = {}) => run(options, deps.db);
     for (const name of [endpoint.operationName, ...(endpoint.operationAliases ?? [])])
-      if (name) api[name] = call;
+      if (name) {
+        api[name] = call;
+        calls.set(name, run);
+      }
   }
   return api;
 }

@@ -9,6 +9,8 @@ import { APIError } from "./errors.ts";
 import type { Identify, User } from "./identity.ts";
 import { checkJsonValue, checkParameter } from "./input-checks.ts";
 import { readJsonBody } from "./request-body.ts";
+import { RequestCache } from "./request-cache.ts";
+import { type ServerApi, type ServerCalls, serverApi } from "./server-api.ts";
 
 export interface ContextDeps {
   readonly db: Kysely<any>;
@@ -20,6 +22,8 @@ export interface ContextDeps {
   readonly clientAddress: ClientAddress;
   /** How the database's driver errors read (its engine's), to answer them as 503, 400 or 500. */
   readonly driverErrors: DriverErrors;
+  /** The app's operations by name, for `ctx.api` (filled in once the app has them). */
+  readonly serverCalls: ServerCalls;
 }
 
 const NO_QUERY: Record<string, string | undefined> = Object.freeze({});
@@ -32,6 +36,8 @@ export class HttpContext implements EndpointContext {
   #user: Promise<User | null> | undefined;
   #body: Promise<unknown> | undefined;
   #identified = false;
+  #cache: RequestCache | undefined;
+  #api: ServerApi | undefined;
 
   #ip: string | undefined | null = null;
 
@@ -53,6 +59,16 @@ export class HttpContext implements EndpointContext {
 
   get headers(): Headers {
     return this.request.headers;
+  }
+
+  get cache(): RequestCache {
+    this.#cache ??= new RequestCache();
+    return this.#cache;
+  }
+
+  get api(): ServerApi {
+    this.#api ??= serverApi(this.deps.serverCalls, this.db, this.headers);
+    return this.#api;
   }
 
   get query(): Record<string, string | undefined> {
@@ -104,6 +120,12 @@ export function contextWith(ctx: EndpointContext, changes: Partial<EndpointConte
     where: ctx.where,
     readBody: () => ctx.readBody(),
     getUser: () => ctx.getUser(),
+    get cache() {
+      return ctx.cache;
+    },
+    get api() {
+      return ctx.api;
+    },
     ...changes,
   };
 }
@@ -137,17 +159,31 @@ export class InProcessContext implements EndpointContext {
   readonly where: unknown;
   readonly overrideAccess: boolean;
   #user: Promise<User | null> | undefined;
+  #cache: RequestCache | undefined;
+  #api: ServerApi | undefined;
 
   constructor(
     private readonly options: CallOptions,
     private readonly deps: ContextDeps,
+    /** Where the call runs: the app's database, or the transaction of the write whose hook calls. */
+    db: Kysely<any> = deps.db,
   ) {
-    this.db = deps.db;
+    this.db = db;
     this.headers = validHeaders(options.headers, options);
     this.params = options.params ? checkedParams(options.params) : {};
     this.query = options.query ? stringValues(options.query) : NO_QUERY;
     this.where = whereOf(options.query, deps.jsonDepth);
     this.overrideAccess = options.overrideAccess === true;
+  }
+
+  get cache(): RequestCache {
+    this.#cache ??= new RequestCache();
+    return this.#cache;
+  }
+
+  get api(): ServerApi {
+    this.#api ??= serverApi(this.deps.serverCalls, this.db, this.headers);
+    return this.#api;
   }
 
   async readBody(): Promise<unknown> {

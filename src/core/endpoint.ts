@@ -3,6 +3,8 @@
 
 import type { Kysely } from "kysely";
 import type { User } from "./identity.ts";
+import type { RequestCache } from "./request-cache.ts";
+import type { ServerApi } from "./server-api.ts";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -31,6 +33,10 @@ export interface EndpointContext {
   readBody(): Promise<unknown>;
   /** The caller, identified once per request; throws 401 for invalid credentials. */
   getUser(): Promise<User | null>;
+  /** This request's memo for rules and hooks (`RequestCache`), made on first use. */
+  readonly cache: RequestCache;
+  /** The app's operations with the server's authority, on `db` (see `ServerApi`). */
+  readonly api: ServerApi;
 }
 
 /**

@@ -36,6 +36,12 @@ export interface PluginContext {
   ): Promise<ReadonlySet<string>>;
   /** Whether the caller of `ctx` may read the record `id` of `resource` (its read rule, row rule included). */
   canReadRecord(resource: string, id: string, ctx: EndpointContext): Promise<boolean>;
+  /** Of the records `ids` of `resource`, those the caller of `ctx` may read, in one query. */
+  readableRecords(
+    resource: string,
+    ids: readonly string[],
+    ctx: EndpointContext,
+  ): Promise<ReadonlySet<string>>;
   /**
    * How the caller of `ctx` may read records of `resource` as they were (snapshots: an audit
    * entry's before or after) under its read rule, row rule included: the rule is asked once, then
@@ -139,7 +145,10 @@ export interface OwnedFiles {
   release(db: Kysely<any>, fileId: string, owner: FileOwner): Promise<void>;
   /** After commit: removes released files' bytes, then their rows. What fails is left for `gc`. */
   collect(fileIds: readonly string[]): Promise<void>;
-  /** The file records the caller may read, for `expand`. */
+  /**
+   * The file records the caller may read, for `expand`: those the plugin's read route would give
+   * her (its rules, or the owning record's read rule where the plugin lets that decide).
+   */
   read(ctx: EndpointContext, ids: readonly string[]): Promise<FileRecord[]>;
   /** Removes released files and files never attached that were uploaded before `olderThan`. */
   collectGarbage(options: { olderThan: Date; dryRun: boolean }): Promise<GarbageReport>;

@@ -10,6 +10,7 @@ export type { User } from "../core/identity.ts";
 // The contract, whole: what a plugin is, and what it is given (every type of core/plugin.ts:
 // CrudkitPlugin, PluginContext, CachedRead, ReadCache, OwnedFiles, FileOwner, GarbageReport, WrappedDoc).
 export type * from "../core/plugin.ts";
+export { RequestCache } from "../core/request-cache.ts";
 // Tables a plugin owns, and values in and out of their columns on every engine.
 export { dateFromColumn, dateToColumn, jsonFromColumn } from "../db/column-values.ts";
 export { isUniqueViolation } from "../db/database.ts";

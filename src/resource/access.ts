@@ -2,8 +2,10 @@
 // A rule says yes or no to an operation, or (read, list, update, delete) answers with a `Where`:
 // the rows the caller may touch. Field rules hide or protect single fields.
 
+import type { Kysely } from "kysely";
 import { APIError } from "../core/errors.ts";
 import type { MaybePromise, User } from "../core/identity.ts";
+import type { RequestCache } from "../core/request-cache.ts";
 import type { Where } from "../query/where.ts";
 
 export type Operation = "create" | "read" | "update" | "delete" | "list";
@@ -19,7 +21,18 @@ export interface AccessContext<Body = unknown> {
    * the rule runs first, so a refused caller learns nothing of the schema.
    */
   body?: Body;
+  /**
+   * The database, with the server's authority (no rule applies to what a rule reads). Inside a
+   * write's hooks it is the write's transaction.
+   */
+  db: Kysely<any>;
+  /** This request's memo: a lookup made through it runs once however many rules ask. */
+  cache: RequestCache;
 }
+
+/** What asks a rule supplies; crudkit fills in `db` and `cache` when they are left out. */
+export type AccessRequest<Body = unknown> = Omit<AccessContext<Body>, "db" | "cache"> &
+  Partial<Pick<AccessContext<Body>, "db" | "cache">>;
 
 /** `true` allows everyone, `false` nobody, a function decides per request. */
 export type AccessRule<Body = unknown> = boolean | ((ctx: AccessContext<Body>) => MaybePromise<boolean>);
@@ -37,6 +50,10 @@ export interface FieldAccessContext {
   headers: Headers;
   operation: Operation;
   resource: string;
+  /** The database, with the server's authority. */
+  db: Kysely<any>;
+  /** This request's memo (see `AccessContext.cache`). */
+  cache: RequestCache;
 }
 
 /** Decided once per request, for every record of it. */

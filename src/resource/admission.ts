@@ -5,8 +5,15 @@
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
+import { RequestCache } from "../core/request-cache.ts";
 import type { Condition } from "../query/where.ts";
-import { type AccessContext, askRule, denyWithoutRule, type Operation } from "./access.ts";
+import {
+  type AccessContext,
+  type AccessRequest,
+  askRule,
+  denyWithoutRule,
+  type Operation,
+} from "./access.ts";
 import { NO_FIELDS } from "./field-access.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
@@ -49,6 +56,8 @@ export async function admit(
         headers: ctx.headers,
         operation,
         resource: resource.name,
+        db: ctx.db,
+        cache: ctx.cache,
       });
     }
   }
@@ -61,6 +70,8 @@ export async function admit(
         resource: resource.name,
         id: ctx.params.id,
         body,
+        db: ctx.db,
+        cache: ctx.cache,
       });
   // Validation comes after the rule (DESIGN §4): a refused caller learns nothing about the schema.
   if (writes) {
@@ -73,13 +84,16 @@ export async function admit(
         headers: ctx.headers,
         operation,
         resource: resource.name,
+        db: ctx.db,
+        cache: ctx.cache,
       });
   }
   return admission;
 }
 
 /** Runs the operation's rule and the field rules for a caller (also what `app.can` asks). */
-export async function decide(rt: ResourceRuntime, access: AccessContext): Promise<Admission> {
+export async function decide(rt: ResourceRuntime, request: AccessRequest): Promise<Admission> {
+  const access = withServerParts(rt, request);
   const answer = await askRule(rt.resource.access[access.operation], access);
   const where = answer === true ? undefined : answer;
   const scope = where
@@ -87,6 +101,12 @@ export async function decide(rt: ResourceRuntime, access: AccessContext): Promis
     : undefined;
   const hidden = rt.fieldPolicy.open ? NO_FIELDS : await rt.fieldPolicy.hidden(access);
   return { user: access.user, data: NO_DATA, scope, where, hidden };
+}
+
+/** The request with what every rule receives: the database and a per-request memo. */
+export function withServerParts(rt: ResourceRuntime, request: AccessRequest): AccessContext {
+  if (request.db && request.cache) return request as AccessContext;
+  return { ...request, db: request.db ?? rt.db, cache: request.cache ?? new RequestCache() };
 }
 
 /** The fields of a validated value that came from the caller rather than from a schema default. */

@@ -3,6 +3,8 @@
 
 import type { Kysely } from "kysely";
 import type { MaybePromise, User } from "../core/identity.ts";
+import type { RequestCache } from "../core/request-cache.ts";
+import type { ServerApi } from "../core/server-api.ts";
 import type { ListQuery, ListResult } from "../query/list-query.ts";
 import type { Operation } from "./access.ts";
 
@@ -17,6 +19,15 @@ export interface HookContext {
   ip: string | undefined;
   /** The database; inside `after<Op>` hooks of writes it is the write's transaction. */
   db: Kysely<any>;
+  /**
+   * The app's operations (`ctx.api.createMembership({ body })`), with validation, hooks, audit and
+   * events, as the server (`asCaller: true` acts as the caller). Inside `after<Op>` hooks of writes
+   * they run in the write's transaction: they commit, or roll back, with it, and their events go
+   * out once it committed.
+   */
+  api: ServerApi;
+  /** This request's memo (see `RequestCache`). */
+  cache: RequestCache;
   /** Set on a change other changes follow from (a delete that cascades): its id, which they name. */
   changeId?: string;
   /** Set on a change crudkit made because of another (a cascade's delete or set-null): that change's id. */

@@ -25,14 +25,19 @@ export function readerOf(
   if (!reader) {
     reader = ctx.overrideAccess
       ? Promise.resolve(EVERYTHING)
-      : ctx
-          .getUser()
-          .then((user) =>
-            unlessForbidden(
-              decide(rt, { user, headers: ctx.headers, operation: "read", resource: name }),
-              null,
-            ),
-          );
+      : ctx.getUser().then((user) =>
+          unlessForbidden(
+            decide(rt, {
+              user,
+              headers: ctx.headers,
+              operation: "read",
+              resource: name,
+              db: ctx.db,
+              cache: ctx.cache,
+            }),
+            null,
+          ),
+        );
     readers.set(name, reader);
   }
   return reader;

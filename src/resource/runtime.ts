@@ -232,6 +232,8 @@ function contextOf(
     overrideAccess: ctx.overrideAccess,
     ip: ctx.ip,
     db: ctx.db,
+    api: ctx.api,
+    cache: ctx.cache,
   };
   // Set on the literal, not spread into a copy: one object, and only where there is an id.
   if (id !== undefined) context.id = id;

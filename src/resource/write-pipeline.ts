@@ -4,6 +4,7 @@
 // run through `runWrite`; each states only its statements and the changes they made.
 
 import type { Kysely } from "kysely";
+import { serverApiOn } from "../core/server-api.ts";
 import { type HookChain, type HookContext, runAfterCommit, runAll } from "./hooks.ts";
 import { extend } from "./runtime.ts";
 
@@ -42,6 +43,8 @@ export class Write {
   constructor(
     /** The write's transaction, or the database when the write needs none. */
     readonly db: Kysely<any>,
+    /** The database outside any transaction: what commit hooks get once it is over. */
+    readonly root: Kysely<any>,
   ) {}
 
   /**
@@ -52,14 +55,21 @@ export class Write {
     const { hooks, log } = listener;
     const operation = context.operation as keyof typeof INSIDE;
     const inside = hooks[INSIDE[operation]];
-    if (inside.length) await runAll(inside, extend(context, { db: this.db, ...told }));
+    if (inside.length)
+      await runAll(inside, extend(context, { db: this.db, api: serverApiOn(context.api, this.db), ...told }));
+    // A write made from a hook has the transaction as its context's database; once it committed,
+    // its commit hooks get the database itself.
+    const after =
+      context.db === this.root
+        ? context
+        : extend(context, { db: this.root, api: serverApiOn(context.api, this.root) });
     const committed = hooks[COMMITTED[operation]];
     if (committed.length)
       this.committed.push({
         chain: hooks,
-        work: () => runAfterCommit(committed, extend(context, told), log),
+        work: () => runAfterCommit(committed, extend(after, told), log),
       });
-    this.written.set(hooks, { context, log });
+    this.written.set(hooks, { context: after, log });
     this.own = hooks;
   }
 
@@ -102,12 +112,26 @@ export async function runWrite<T>(
   transaction: boolean,
   statements: (write: Write) => Promise<T>,
 ): Promise<T> {
+  // A write made inside another's transaction (a hook's `ctx.api`): it joins that transaction,
+  // and what waits for a commit waits for that one.
+  if (db.isTransaction) {
+    const outer = openWrites.get(db);
+    const write = new Write(db, outer?.root ?? db);
+    const result = await statements(write);
+    if (outer) outer.afterCommit(() => write.settle());
+    else await write.settle();
+    return result;
+  }
   let write: Write | undefined;
   const run = (executor: Kysely<any>) => {
-    write = new Write(executor);
+    write = new Write(executor, db);
+    if (executor.isTransaction) openWrites.set(executor, write);
     return statements(write);
   };
   const result = transaction ? await db.transaction().execute(run) : await run(db);
   await write!.settle();
   return result;
 }
+
+/** The write each open transaction belongs to, for the writes its hooks make. */
+const openWrites = new WeakMap<Kysely<any>, Write>();

@@ -1,7 +1,7 @@
 // betterAuth(): the caller from a better-auth session. better-auth reads its own cookie (or
 // bearer token, with its bearer plugin) from the request's headers; no session → anonymous.
 
-import type { User } from "../../core/identity.ts";
+import type { MaybePromise, User } from "../../core/identity.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CrudkitPlugin } from "../../core/plugin.ts";
 
@@ -19,7 +19,7 @@ export interface BetterAuthLike {
 export interface BetterAuthOptions {
   auth: BetterAuthLike;
   /** Maps a session to the user. @default `{ id, roles: role split on commas, email, name }` */
-  user?: (session: BetterAuthSession) => User | null;
+  user?: (session: BetterAuthSession) => MaybePromise<User | null>;
 }
 
 const BETTER_AUTH_OPTION_KEYS = optionKeys<BetterAuthOptions>()("auth user");
@@ -42,7 +42,7 @@ export function betterAuth(options: BetterAuthOptions) {
     id: "better-auth",
     async identify(request: Request): Promise<User | null> {
       const session = await options.auth.api.getSession({ headers: request.headers });
-      return session ? toUser(session) : null;
+      return session ? await toUser(session) : null;
     },
   } satisfies CrudkitPlugin;
 }

@@ -13,7 +13,7 @@ import {
   jwtVerify,
 } from "jose";
 import { APIError } from "../../core/errors.ts";
-import type { User } from "../../core/identity.ts";
+import type { MaybePromise, User } from "../../core/identity.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CrudkitPlugin } from "../../core/plugin.ts";
 
@@ -35,7 +35,7 @@ export interface JwtOptions {
   /** JWKS caching: how long keys are trusted, and the least time between two fetches, in ms. */
   jwks?: { cacheMaxAge?: number; cooldown?: number; timeout?: number };
   /** Maps verified claims to the user. @default `{ id: sub, roles: roles ?? [], claims }` */
-  user?: (claims: JWTPayload) => User | null;
+  user?: (claims: JWTPayload) => MaybePromise<User | null>;
 }
 
 const ASYMMETRIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
@@ -83,7 +83,7 @@ export function jwt(options: JwtOptions) {
       } catch (error) {
         throw rejection(error);
       }
-      const user = toUser(claims);
+      const user = await toUser(claims);
       if (!user?.id) throw new APIError("UNAUTHORIZED", "The token names no user (no `sub` claim).");
       return user;
     },

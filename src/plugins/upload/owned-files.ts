@@ -20,6 +20,8 @@ export interface OwnedFilesState {
   access: UploadAccess;
   storage: StorageAdapter;
   track: boolean;
+  /** Who reads an owned file: the rules, or whoever may read the owning record (upload's option). */
+  ownedFileAccess: "rule" | "record";
 }
 
 export function ownedFiles(state: OwnedFilesState): OwnedFiles {
@@ -88,18 +90,7 @@ export function ownedFiles(state: OwnedFilesState): OwnedFiles {
       for (const row of rows) await remove(db, row);
     },
 
-    async read(ctx, ids) {
-      const { db, profile, log } = app();
-      if (ids.length === 0) return [];
-      const scope = await readScope(state.access, ctx, profile);
-      if (scope === false) return [];
-      let query = db
-        .selectFrom(UPLOADED_FILES)
-        .selectAll()
-        .where("id", "in", [...ids]);
-      if (scope) query = query.where(scope);
-      return (await query.execute()).map((row) => toRecord(row, log) as FileRecord);
-    },
+    read: async (ctx, ids) => readFiles(state, app(), ctx, ids),
 
     async collectGarbage({ olderThan, dryRun }) {
       const { db, profile } = app();
@@ -183,6 +174,58 @@ async function markReleased(
     .where("released_at", "is", null)
     .executeTakeFirst();
   return marked.numUpdatedRows === 1n;
+}
+
+/**
+ * The files of `ids` the caller may read, as the read route answers her: under the rules, or, with
+ * `ownedFileAccess: "record"`, a file a record owns under that record's read rule.
+ */
+async function readFiles(
+  state: OwnedFilesState,
+  app: PluginContext,
+  ctx: EndpointContext,
+  ids: readonly string[],
+): Promise<FileRecord[]> {
+  if (ids.length === 0) return [];
+  const scope = await readScope(state.access, ctx, app.profile);
+  const byRecord = state.ownedFileAccess === "record";
+  if (scope === false && !byRecord) return [];
+  let query = app.db
+    .selectFrom(UPLOADED_FILES)
+    .selectAll()
+    .where("id", "in", [...ids]);
+  // With ownedFileAccess "record", the rules decide only for files no record owns.
+  if (byRecord && scope === false) query = query.where("owner_id", "is not", null);
+  else if (byRecord && scope) query = query.where((eb) => eb.or([eb("owner_id", "is not", null), scope]));
+  else if (scope) query = query.where(scope);
+  const rows = await query.execute();
+  const owners = byRecord ? await readableOwners(app, ctx, rows) : undefined;
+  return rows
+    .filter((row) => !owners || row.owner_id === null || owners.get(row.owner_resource)?.has(row.owner_id))
+    .map((row) => toRecord(row, app.log) as FileRecord);
+}
+
+/**
+ * Of the records owning `rows` (files), those the caller may read, by resource: one query per
+ * owning resource, whatever the number of files.
+ */
+async function readableOwners(
+  app: PluginContext,
+  ctx: EndpointContext,
+  rows: readonly Record<string, unknown>[],
+): Promise<Map<unknown, ReadonlySet<unknown>>> {
+  const owners = new Map<string, string[]>();
+  for (const row of rows) {
+    if (row.owner_id === null) continue;
+    const resource = String(row.owner_resource);
+    const ids = owners.get(resource);
+    if (ids) ids.push(String(row.owner_id));
+    else owners.set(resource, [String(row.owner_id)]);
+  }
+  const readable = new Map<unknown, ReadonlySet<unknown>>();
+  for (const [resource, ids] of owners)
+    readable.set(resource, await app.readableRecords(resource, [...new Set(ids)], ctx));
+  return readable;
 }
 
 /** The caller's read rule on files as a condition; false when it refuses her. */

@@ -38,7 +38,14 @@ export function upload(options: UploadOptions = {}) {
   const enabled = options.enabled ?? true;
   const storage = options.storage ?? new LocalStorage(options.uploadDir ?? "./uploads", options.baseUrl);
   const spoolDir = resolve(options.spoolDir ?? join(tmpdir(), "crudkit-spool"));
-  const owned: OwnedFilesState = { app: undefined, access: options.access ?? {}, storage, track };
+  const ownedFileAccess = options.ownedFileAccess ?? "rule";
+  const owned: OwnedFilesState = {
+    app: undefined,
+    access: options.access ?? {},
+    storage,
+    track,
+    ownedFileAccess,
+  };
   return {
     id: "upload",
     tables: enabled && track ? [uploadedFilesTable] : [],
@@ -50,7 +57,7 @@ export function upload(options: UploadOptions = {}) {
             app,
             track,
             access: options.access ?? {},
-            ownedFileAccess: options.ownedFileAccess ?? "rule",
+            ownedFileAccess,
             rules: {
               storage,
               maxFileSize: options.maxFileSize ?? 10 * 1024 * 1024,
