@@ -5,6 +5,7 @@
 // dave belongs to nothing. Checked over HTTP and through app.api and app.can on the three databases.
 
 import { createResource, crudkit, type DatabaseOptions, memberOf, references, withId } from "crudkit-api";
+import { audit } from "crudkit-api/plugins";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
@@ -16,6 +17,11 @@ const organization = createResource({
   access: {
     ...memberOf("membership", { user: "userId", scope: "orgId", path: "id" }),
     delete: memberOf("membership", { user: "userId", scope: "orgId", path: "id", roles: ["owner"] }),
+  },
+  hooks: {
+    // Its creator is its first owner: one line, through crudkit, in the create's transaction.
+    afterCreate: (ctx) =>
+      ctx.api.createMembership!({ body: { orgId: ctx.record.id, userId: ctx.user!.id, role: "owner" } }),
   },
 });
 const membership = createResource({
@@ -83,6 +89,21 @@ const makeApp = (database: DatabaseOptions) =>
     database,
     autoMigrate: true,
     resources: [organization, membership, project, task, comment, note, broken],
+    plugins: [
+      // Each entry knows its organization; an owner reads her organization's trail, nobody else's.
+      audit({
+        scope: {
+          organization: "id",
+          membership: "orgId",
+          project: "orgId",
+          task: "project.orgId",
+          comment: "task.project.orgId",
+        },
+        access: {
+          read: memberOf(membership, { user: "userId", scope: "orgId", path: "scope", roles: ["owner"] }),
+        },
+      }),
+    ],
     log: (message, error) => logged.push(`${message} ${String((error as Error | undefined)?.message ?? "")}`),
     identify: (request) => {
       const id = request.headers.get("x-user");
@@ -98,16 +119,16 @@ forEachDialect((dialect) => {
 
   beforeAll(async () => {
     const server = { overrideAccess: true } as const;
-    for (const name of ["A", "B"]) {
-      const org = await app.api.createOrganization({ body: { name }, ...server });
-      ids[name] = org.id;
+    // Alice creates A and carol B over HTTP; each becomes its owner in the create's hook.
+    for (const [name, owner] of [
+      ["A", "alice"],
+      ["B", "carol"],
+    ] as const) {
+      const org = await call(app, "POST", "/api/organization", { ...as(owner), body: { name } });
+      expect(org.status, org.text).toBe(201);
+      ids[name] = org.body.id;
     }
-    for (const [userId, org, role] of [
-      ["alice", "A", "owner"],
-      ["bob", "A", "member"],
-      ["carol", "B", "owner"],
-    ] as const)
-      await app.api.createMembership({ body: { orgId: ids[org]!, userId, role }, ...server });
+    await app.api.createMembership({ body: { orgId: ids.A!, userId: "bob", role: "member" }, ...server });
     for (const org of ["A", "B"]) {
       const p = await app.api.createProject({
         body: { title: `${org} roadmap`, orgId: ids[org]! },
@@ -227,6 +248,50 @@ forEachDialect((dialect) => {
         body: { title: "x", orgId: ids.A },
       });
       expect(project.status).toBe(400);
+    });
+  });
+
+  describe("a per-organization audit trail", () => {
+    it("the owner reads her organization's trail and nothing of another; a member reads none", async () => {
+      const trail = async (user: string) => {
+        const res = await call(app, "GET", "/api/audit/logs?limit=100", as(user));
+        expect(res.status, res.text).toBe(200);
+        return res.body.items as { resource: string; scope: string; recordId: string }[];
+      };
+      const alice = await trail("alice");
+      expect(alice.length).toBeGreaterThan(8);
+      expect(new Set(alice.map((e) => e.scope))).toEqual(new Set([ids.A]));
+      // Through two hops: A's comments and tasks are A's.
+      expect(alice.filter((e) => e.resource === "comment")).toHaveLength(3);
+      expect(alice.some((e) => e.recordId === ids["A:task:bob"])).toBe(true);
+      const carol = await trail("carol");
+      expect(new Set(carol.map((e) => e.scope))).toEqual(new Set([ids.B]));
+      expect(await trail("bob")).toEqual([]);
+      expect(await trail("dave")).toEqual([]);
+      // Asking for another organization's entries by name finds nothing either.
+      const asked = await call(app, "GET", `/api/audit/logs?scope=${ids.B}`, as("alice"));
+      expect(asked.body.items).toEqual([]);
+    });
+
+    it("a cascade's entries carry the organization too", async () => {
+      const made = await call(app, "POST", "/api/task", {
+        ...as("alice"),
+        body: { title: "short-lived", projectId: ids["A:project"], assignee: "alice" },
+      });
+      const note = await call(app, "POST", "/api/comment", {
+        ...as("alice"),
+        body: { text: "goes with it", taskId: made.body.id },
+      });
+      expect((await call(app, "DELETE", `/api/task/${made.body.id}`, as("alice"))).status).toBe(200);
+      const res = await call(app, "GET", `/api/audit/logs?recordId=${note.body.id}`, as("alice"));
+      expect(res.body.items.map((e: { operation: string; scope: string }) => [e.operation, e.scope])).toEqual(
+        [
+          ["delete", ids.A],
+          ["create", ids.A],
+        ],
+      );
+      const carol = await call(app, "GET", `/api/audit/logs?recordId=${note.body.id}`, as("carol"));
+      expect(carol.body.items).toEqual([]);
     });
   });
 

@@ -39,6 +39,7 @@ import { chainHooks } from "../resource/hooks.ts";
 import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
 import { resourceTable } from "../resource/resource-table.ts";
+import { pluginRuleSets, valueAt } from "../resource/rule-paths.ts";
 import { createResourceRuntime, type Log, type ResourceRuntime } from "../resource/runtime.ts";
 import type { AnyResource, RecordOf } from "../resource/types.ts";
 import { docsEndpoints } from "./docs-page.ts";
@@ -406,6 +407,14 @@ function pluginContextOf(
       const runtime = runtimes.get(resource);
       // A plugin's own records (`uploaded_file`) have no resource rules here: the plugin's decide.
       return runtime ? snapshotReader(runtime, ctx) : () => true;
+    },
+    valueAt: async (resource, record, path, db) => {
+      const runtime = runtimes.get(resource);
+      return runtime ? valueAt(runtime, record, path, db) : undefined;
+    },
+    ruleSets: (condition) => {
+      const any = runtimes.values().next().value;
+      return any ? pluginRuleSets(condition, any) : condition;
     },
     hiddenFields: async (resource, { user, headers }) => {
       const runtime = runtimes.get(resource);

@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import type { DialectName, DialectProfile } from "../db/dialect.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import type { PageLimits } from "../query/list-query.ts";
+import type { Condition } from "../query/where.ts";
 import type { AnyResourceHooks, HookChain } from "../resource/hooks.ts";
 import type { FileRecord } from "../resource/references.ts";
 import type { FileRefSpec } from "../schema/field-marks.ts";
@@ -51,6 +52,22 @@ export interface PluginContext {
     resource: string,
     ctx: EndpointContext,
   ): Promise<(record: Readonly<Record<string, unknown>>) => boolean>;
+  /**
+   * The value `path` names from a record of `resource`: a field (`orgId`), or a field of a record
+   * its references reach, one or two hops (`project.orgId`), read on `db` (pass a hook's `ctx.db`:
+   * inside a write, its transaction). Undefined when the resource has no such path.
+   */
+  valueAt(
+    resource: string,
+    record: Readonly<Record<string, unknown>>,
+    path: string,
+    db: Kysely<any>,
+  ): Promise<unknown>;
+  /**
+   * A plugin rule's checked condition with its sets of a resource's values (`memberOf`, `valuesOf`)
+   * made SQL: give it to `admitPluginRows` as `sets`.
+   */
+  ruleSets(condition: Condition): Condition;
 }
 
 export interface CrudkitPlugin {

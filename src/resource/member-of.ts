@@ -29,7 +29,7 @@ export interface MemberOfOptions {
 const MEMBER_OF_OPTION_KEYS = optionKeys<MemberOfOptions>()("user scope path roles roleField");
 
 /** The rows a member may touch: a row rule. */
-export type MemberRule = (ctx: AccessContext) => false | Record<string, unknown>;
+export type MemberRule = (ctx: Pick<AccessContext, "user">) => false | Record<string, unknown>;
 
 /**
  * A row rule from a membership resource: a signed-in user reaches the records of the groups she is

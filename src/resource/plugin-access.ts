@@ -7,7 +7,7 @@ import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { MaybePromise, User } from "../core/identity.ts";
 import type { DialectProfile } from "../db/dialect.ts";
-import { type FilterField, parseRuleWhere, type Where } from "../query/where.ts";
+import { type Condition, type FilterField, parseRuleWhere, type Where } from "../query/where.ts";
 import { compileWhere } from "../query/where-sql.ts";
 
 /** `true` allows everyone, `false` nobody, a function decides per request. */
@@ -52,7 +52,12 @@ export async function authorizePluginRoute<Ctx extends { user: User | null; head
 export async function admitPluginRows<Ctx extends { user: User | null; headers: Headers }, Rec>(
   rule: PluginRowRule<Ctx, Rec> | undefined,
   ctx: EndpointContext,
-  site: PluginRuleSite & { fields: ReadonlyMap<string, FilterField>; profile: DialectProfile },
+  site: PluginRuleSite & {
+    fields: ReadonlyMap<string, FilterField>;
+    profile: DialectProfile;
+    /** Makes a rule's sets of another resource's values (`memberOf`) SQL: `PluginContext.ruleSets`. */
+    sets?: (condition: Condition) => Condition;
+  },
   extra?: Omit<Ctx, "user" | "headers">,
 ): Promise<PluginAdmission> {
   const user = await ctx.getUser();
@@ -60,7 +65,14 @@ export async function admitPluginRows<Ctx extends { user: User | null; headers: 
   const answer = await ask(rule, { user, headers: ctx.headers, ...extra } as Ctx, site);
   if (answer === true) return { user, scope: undefined };
   if (typeof answer !== "object" || answer === null || Array.isArray(answer)) throw refused(site);
-  const condition = parseRuleWhere(answer, site.fields, `the ${site.operation} rule of ${site.subject}`);
+  const named = `the ${site.operation} rule of ${site.subject}`;
+  const parsed = parseRuleWhere(answer, site.fields, named);
+  let condition = parsed;
+  try {
+    if (parsed && site.sets) condition = site.sets(parsed);
+  } catch (error) {
+    throw new Error(`crudkit: ${named} returned an invalid filter: ${(error as Error).message}`);
+  }
   return { user, scope: condition && compileWhere(condition, site.fields, site.profile).expression() };
 }
 

@@ -4,6 +4,7 @@
 // answers: an EXISTS over the referenced table, a semi-join over the other one. A rule speaks with
 // the server's authority: the read rules of the resources it passes through do not apply to it.
 
+import type { Kysely } from "kysely";
 import type { Condition, FilterField, SubSelect } from "../query/where.ts";
 import { ValuesOf } from "../query/where.ts";
 import type { RelationGraph } from "./relations.ts";
@@ -75,7 +76,7 @@ export function throughRelations(condition: Condition, rt: ResourceRuntime): Con
   }
 }
 
-function subSelect(values: ValuesOf, rt: ResourceRuntime): SubSelect {
+function subSelect(values: ValuesOf, rt: Pick<ResourceRuntime, "relations" | "runtimeOf">): SubSelect {
   const source = rt.relations.resource(values.resource);
   if (!source) throw new Error(`crudkit: valuesOf(): there is no resource named "${values.resource}".`);
   const other = rt.runtimeOf(source.name);
@@ -85,4 +86,49 @@ function subSelect(values: ValuesOf, rt: ResourceRuntime): SubSelect {
     );
   const where = other.parseRule(values.where, `valuesOf("${source.name}")`);
   return { kind: "subselect", table: source.name, column: values.column, where, fields: other.rulePaths };
+}
+
+/**
+ * A plugin rule's condition over the plugin's own table, with each `valuesOf` (a `memberOf` on an
+ * audit entry's scope, say) made the semi-join over its resource's table.
+ */
+export function pluginRuleSets(
+  condition: Condition,
+  app: Pick<ResourceRuntime, "relations" | "runtimeOf">,
+): Condition {
+  switch (condition.kind) {
+    case "and":
+    case "or":
+      return { kind: condition.kind, items: condition.items.map((item) => pluginRuleSets(item, app)) };
+    case "not":
+      return { kind: "not", item: pluginRuleSets(condition.item, app) };
+    case "related":
+      return condition;
+    case "field":
+      return condition.value instanceof ValuesOf
+        ? { ...condition, value: subSelect(condition.value, app) }
+        : condition;
+  }
+}
+
+/**
+ * The value `path` names from a record of `rt`'s resource: one of its fields (`orgId`), or a field
+ * of the record a reference reaches, one or two hops (`project.orgId`), read on `db` (a write's
+ * transaction sees its own changes). Null where a reference is empty or its record gone; undefined
+ * when the resource has no such path.
+ */
+export async function valueAt(
+  rt: ResourceRuntime,
+  record: Readonly<Record<string, unknown>>,
+  path: string,
+  db: Kysely<any>,
+): Promise<unknown> {
+  if (rt.ruleFields.has(path)) return record[path] ?? null;
+  const via = rt.rulePaths.get(path)?.via;
+  if (!via) return undefined;
+  const id = record[via.field];
+  if (typeof id !== "string") return null;
+  const target = rt.runtimeOf(via.target);
+  const next = await target.store.findById(db, id);
+  return next ? valueAt(target, next, via.targetField, db) : null;
 }

@@ -17,6 +17,8 @@ type Rec = Record<string, unknown>;
 export interface EntryChange {
   operation: string;
   recordId: string | null;
+  /** The record's tenant (`audit({ scope })`), as text. */
+  scope?: string | null;
   before?: Rec | null;
   after?: Rec | null;
 }
@@ -49,6 +51,7 @@ export function buildEntry(ctx: HookContext, change: EntryChange, options: Entry
     after: hide(change.after),
     changes,
     causedBy: ctx.causedBy ?? null,
+    scope: change.scope ?? null,
   };
 }
 

@@ -46,6 +46,8 @@ const auditQuery = z.object({
   operation: name.optional(),
   recordId: name.optional(),
   userId: name.optional(),
+  /** Entries of one tenant (`audit({ scope })`). */
+  scope: name.optional(),
   /** Entries at or after this instant. */
   from: instant.optional(),
   /** Entries before this instant. */
@@ -71,6 +73,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
         operation: { type: "string" },
         recordId: { type: "string" },
         userId: { type: "string" },
+        scope: { type: "string" },
         from: { type: "string", format: "date-time" },
         to: { type: "string", format: "date-time" },
       },
@@ -84,6 +87,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
         operation: "read",
         fields: auditFilterFields,
         profile: app.profile,
+        sets: (condition) => app.ruleSets(condition),
       });
       // Unknown parameters get the answer every list gives them (the schema above lets them pass).
       for (const key of Object.keys(ctx.query))
@@ -96,6 +100,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
       if (filters.operation) query = query.where("operation", "=", filters.operation);
       if (filters.recordId) query = query.where("record_id", "=", filters.recordId);
       if (filters.userId) query = query.where("user_id", "=", filters.userId);
+      if (filters.scope) query = query.where("scope", "=", filters.scope);
       if (filters.from) query = query.where("created_at", ">=", dateToColumn(filters.from, app.profile));
       if (filters.to) query = query.where("created_at", "<", dateToColumn(filters.to, app.profile));
       const result = await newestFirstPage<AuditEntry>(query, "created_at", page, (row) =>

@@ -29,12 +29,15 @@ export const auditLogsTable: TableDefinition = {
     changes: { type: "json" },
     // The entry of the change this one follows from (a cascade's delete or set-null).
     caused_by: { type: "text" },
+    // The tenant the entry belongs to (`audit({ scope })`): an organization's id, say.
+    scope: { type: "text" },
   },
   indexes: [
     { name: "audit_logs_created_at_id_idx", columns: ["created_at", "id"] },
     { name: "audit_logs_resource_idx", columns: ["resource", "operation", "created_at"] },
     { name: "audit_logs_record_id_idx", columns: ["record_id", "created_at"] },
     { name: "audit_logs_user_id_idx", columns: ["user_id", "created_at"] },
+    { name: "audit_logs_scope_idx", columns: ["scope", "created_at"] },
   ],
 };
 
@@ -50,6 +53,7 @@ export const auditFilterFields = tableFilterFields([
   ["recordId", "string", "record_id"],
   ["userId", "string", "user_id"],
   ["ip", "string", "ip"],
+  ["scope", "string", "scope"],
 ]);
 
 /** The entry without the fields of its record the reader may not see (field rules). */
@@ -80,6 +84,8 @@ export interface AuditEntry {
   changes: Record<string, { from: unknown; to: unknown }> | null;
   /** For `source: "cascade"`: the id of the entry of the change this one follows from. */
   causedBy: string | null;
+  /** The tenant the record belongs to, with `audit({ scope })`: its organization's id, say. */
+  scope: string | null;
 }
 
 export function toRow(entry: AuditEntry, profile: DialectProfile): Record<string, unknown> {
@@ -97,6 +103,7 @@ export function toRow(entry: AuditEntry, profile: DialectProfile): Record<string
     after: json(entry.after),
     changes: json(entry.changes),
     caused_by: entry.causedBy,
+    scope: entry.scope,
   };
 }
 
@@ -121,6 +128,7 @@ export function toEntry(
     after: jsonFromColumn(row.after, log) ?? null,
     changes: jsonFromColumn(row.changes, log) ?? null,
     causedBy: (row.caused_by as string | null) ?? null,
+    scope: (row.scope as string | null) ?? null,
   };
 }
 

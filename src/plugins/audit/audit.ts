@@ -29,12 +29,19 @@ export interface AuditOptions {
   retentionDays?: number;
   /** Who may read GET /audit/logs. Denied when unset. */
   access?: { read?: AuditAccessRule };
+  /**
+   * The tenant each entry belongs to, stored as its `scope`: the path from a record to its
+   * organization's id (`"orgId"`, `"project.orgId"`, `"id"` on the organization itself), for every
+   * resource or per resource name. The read rule can then be a `memberOf` on it, so an owner reads
+   * her organization's trail: `read: memberOf(membership, { user: "userId", scope: "orgId", path: "scope", roles: ["owner"] })`.
+   */
+  scope?: string | Readonly<Record<string, string>>;
 }
 
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 
-const AUDIT_OPTION_KEYS = optionKeys<AuditOptions>()("operations redact retentionDays access");
+const AUDIT_OPTION_KEYS = optionKeys<AuditOptions>()("operations redact retentionDays access scope");
 
 /**
  * An audit log: an entry per create, update and delete (and upload), written in the change's own
@@ -54,6 +61,7 @@ export function audit(options: AuditOptions = {}) {
   const entryOptions: EntryOptions = {
     redact: new Set(options.redact ?? []),
   };
+  const scopePath = scopePaths(options.scope);
   const retentionDays = options.retentionDays;
   if (retentionDays !== undefined && !(retentionDays > 0))
     throw new Error("audit(): retentionDays must be a positive number of days.");
@@ -63,6 +71,9 @@ export function audit(options: AuditOptions = {}) {
   // The insert is compiled once; each entry only binds its values (it runs on every write).
   let insert: QueryTemplate | undefined;
   const record = async (ctx: HookContext, change: EntryChange) => {
+    const path = scopePath(ctx.resource);
+    const subject = change.after ?? change.before;
+    if (path && subject) change.scope = tenantOf(await app!.valueAt(ctx.resource, subject, path, ctx.db));
     const row = toRow(buildEntry(ctx, change, entryOptions), app!.profile);
     insert ??= compileTemplate(
       app!.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, slot(c)]))),
@@ -118,6 +129,27 @@ async function pruneOlderThan(app: PluginContext, cutoff: Date): Promise<number>
     .where("created_at", "<", dateToColumn(cutoff, app.profile))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/** Which path names each resource's tenant; undefined for a resource that has none. */
+function scopePaths(scope: AuditOptions["scope"]): (resource: string) => string | undefined {
+  if (scope === undefined) return () => undefined;
+  if (typeof scope === "string") {
+    if (scope === "") throw new Error("audit(): scope must name a field or a path.");
+    return () => scope;
+  }
+  if (typeof scope !== "object" || scope === null || Array.isArray(scope))
+    throw new Error("audit(): scope must be a path, or paths by resource name.");
+  const paths = new Map(Object.entries(scope));
+  for (const [resource, path] of paths)
+    if (typeof path !== "string" || path === "")
+      throw new Error(`audit(): the scope of "${resource}" must name a field or a path.`);
+  return (resource) => paths.get(resource);
+}
+
+/** A tenant as stored: text, or null where the record has none. */
+function tenantOf(value: unknown): string | null {
+  return typeof value === "string" || typeof value === "number" ? String(value) : null;
 }
 
 function idOf(record: Record<string, unknown>): string | null {
