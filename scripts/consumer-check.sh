@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The package as a user gets it: `npm pack` (prepack builds dist), the tarball installed into a
 # new project with zod, the README's "Defining an API" example type-checked under
-# moduleResolution nodenext and bundler, compiled, run with plain node, and asked for its products.
+# moduleResolution nodenext and bundler, compiled, run with plain node, and asked for its products;
+# then consumer-client-check.sh: a client project on its own install of another patch version.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -59,3 +60,6 @@ created=$(curl -sf -X POST "http://127.0.0.1:$port/api/product" -H "x-api-key: c
 node -e 'if (JSON.parse(process.argv[1]).name !== "Hat") process.exit(1)' "$created"
 echo "consumer: plain node runs the packed package: created $created"
 node -e 'try { require("crudkit-api") } catch (e) { if (!/ESM-only/.test(e.message)) process.exit(1); console.log("consumer: require() says: " + e.message) }'
+
+# A client project with its own install of the package, another patch version: still typed.
+bash "$root/scripts/consumer-client-check.sh" "$work/$tarball" "$work/app"

@@ -550,7 +550,7 @@ forEachDialect((dialect) => {
   // Issue 45: adding a reference to a table that has rows. The key is added with the column (or
   // after it): no orphan check runs on a column that does not exist yet.
   it("adding a nullable reference, then a required one with a default, to a table with rows: migrate and autoMigrate", async () => {
-    const { database, dir, app, at } = await blogWithRows(dialect, "t");
+    const { database, dir, app } = await blogWithRows(dialect, "t");
 
     // A new nullable reference, through generate and migrate.
     writeFileSync(

@@ -91,7 +91,7 @@ const board = createResource({
 const card = createResource({
   name: "card",
   schema: withId({ text: z.string().max(100), boardId: references(board) }),
-  access: { create: true, list: async (ctx) => ((await myOrgs(ctx)).length > 0 ? true : false) },
+  access: { create: true, list: async (ctx) => (await myOrgs(ctx)).length > 0 },
 });
 
 const makeApp = (database: DatabaseOptions) =>

@@ -4,15 +4,32 @@
 import type { DeleteResult, ExpandInput, ListQueryInput } from "../core/api-types.ts";
 import type { ListResult } from "../query/list-query.ts";
 import type { Expanded, ExpandPath } from "../resource/relation-types.ts";
-import type { AnyResource, CreateInputOf, RecordOf, UpdateInputOf } from "../resource/types.ts";
+import type {
+  AnyObjectSchema,
+  AnyResource,
+  CreateInputOf,
+  RecordOf,
+  Resource,
+  UpdateInputOf,
+} from "../resource/types.ts";
 import type { CallOptions, ClientResult, FetchOptions } from "./request.ts";
 import type { RealtimeEvent, SubscribeOptions } from "./subscribe.ts";
 
-type ResourcesOf<App> = App extends { resources: readonly (infer R)[] }
-  ? R extends AnyResource
-    ? R
-    : never
+/**
+ * A server resource as this copy of crudkit-api types it, from its name, plural, schema and
+ * timestamps: all the client reads. The server's own type also holds its rules and hooks, whose
+ * contexts carry classes with private members (Kysely, the request cache); a client on its own
+ * install (another version of crudkit-api or Kysely) would find those apart from its own.
+ */
+type ClientView<R> = R extends {
+  readonly name: infer N extends string;
+  readonly plural: infer P extends string;
+  readonly schema: infer S extends AnyObjectSchema;
+  readonly timestamps: infer T extends boolean;
+}
+  ? Resource<N, S, P, T>
   : never;
+type ResourcesOf<App> = App extends { resources: readonly (infer R)[] } ? ClientView<R> : never;
 type PluginsOf<App> = App extends { plugins: readonly (infer P)[] } ? P : never;
 type ElementOf<T> = T extends readonly (infer X)[] ? X : never;
 type EndpointsOf<P> = P extends { endpoints?: infer E }

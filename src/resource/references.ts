@@ -49,20 +49,31 @@ export interface FileRefOptions {
   maxSize?: number;
 }
 
-/** Type-level marks, never present at runtime: what the id points at. */
-declare const REFERENCE: unique symbol;
-declare const FILE: unique symbol;
+/**
+ * Type-level marks, never present at runtime: what the id points at. Their keys are strings, not
+ * unique symbols, so that a client's own install of crudkit-api (even another version) reads the
+ * marks of the server's schemas: two copies of a `unique symbol` are two different symbols. The
+ * "~" prefix sorts them after a schema's own members, as Zod's "~standard".
+ */
+interface ReferenceBrand<Mark> {
+  readonly "~crudkitReference"?: Mark;
+}
+interface FileBrand {
+  readonly "~crudkitFile"?: true;
+}
 
 export type ReferenceSchema<
   Target extends string,
   As extends string | undefined,
   Reverse extends string | undefined,
-> = z.ZodString & { readonly [REFERENCE]: { target: Target; as: As; reverse: Reverse } };
+> = z.ZodString & ReferenceBrand<{ target: Target; as: As; reverse: Reverse }>;
 
-export type FileRefSchema = z.ZodString & { readonly [FILE]: true };
+export type FileRefSchema = z.ZodString & FileBrand;
 
-export type ReferenceMark<S> = S extends { readonly [REFERENCE]: infer M } ? M : never;
-export type IsFileRef<S> = S extends { readonly [FILE]: true } ? true : false;
+// A schema without the mark matches the optional key too, inferring `unknown`: that is no mark.
+export type ReferenceMark<S> =
+  S extends ReferenceBrand<infer M> ? (unknown extends M ? never : NonNullable<M>) : never;
+export type IsFileRef<S> = "~crudkitFile" extends keyof S ? true : false;
 
 const ID = z.string().min(1).max(255);
 
