@@ -5,6 +5,7 @@
 // dave belongs to nothing. Checked over HTTP and through app.api and app.can on the three databases.
 
 import { createResource, crudkit, type DatabaseOptions, memberOf, references, withId } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
 import { audit } from "crudkit-api/plugins";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -45,14 +46,24 @@ const project = createResource({
   },
 });
 const inTaskOrg = memberOf(membership, { user: "userId", scope: "orgId", path: "project.orgId" });
+// Owners and admins of the task's own organization, decided per record, in SQL.
+const leadsTaskOrg = memberOf(membership, {
+  user: "userId",
+  scope: "orgId",
+  path: "project.orgId",
+  roles: ["owner", "admin"],
+});
 const task = createResource({
   name: "task",
   schema: withId({
     title: z.string().max(100),
     projectId: references(project, { onDelete: "cascade" }),
     assignee: z.string().max(100),
+    internalNotes: z.string().max(500).optional(),
   }),
+  searchable: ["title", "internalNotes"],
   access: {
+    fields: { internalNotes: { read: leadsTaskOrg, write: leadsTaskOrg } },
     ...inTaskOrg,
     // A member changes only what is assigned to her.
     update: (ctx) => {
@@ -89,6 +100,7 @@ const makeApp = (database: DatabaseOptions) =>
     database,
     autoMigrate: true,
     resources: [organization, membership, project, task, comment, note, broken],
+    realtime: true,
     plugins: [
       // Each entry knows its organization; an owner reads her organization's trail, nobody else's.
       audit({
@@ -137,7 +149,12 @@ forEachDialect((dialect) => {
       ids[`${org}:project`] = p.id;
       for (const assignee of ["alice", "bob", "carol"]) {
         const t = await app.api.createTask({
-          body: { title: `${org} ${assignee}`, projectId: p.id, assignee },
+          body: {
+            title: `${org} ${assignee}`,
+            projectId: p.id,
+            assignee,
+            internalNotes: `secret ${org} ${assignee}`,
+          },
           ...server,
         });
         ids[`${org}:task:${assignee}`] = t.id;
@@ -248,6 +265,150 @@ forEachDialect((dialect) => {
         body: { title: "x", orgId: ids.A },
       });
       expect(project.status).toBe(400);
+    });
+  });
+
+  describe("internalNotes: owners and admins of the task's organization, per record", () => {
+    const notesOf = (items: Record<string, unknown>[]) =>
+      items.map((t) => ("internalNotes" in t ? t.internalNotes : "-"));
+
+    it("alice reads A's notes; bob, a member, never finds the field: lists, reads, expansions, app.api", async () => {
+      const alice = await call(app, "GET", "/api/tasks?sortBy=title&sortOrder=asc", as("alice"));
+      expect(notesOf(alice.body.items)).toEqual(["secret A alice", "secret A bob", "secret A carol"]);
+      const carol = await call(
+        app,
+        "GET",
+        "/api/tasks?sortBy=title&sortOrder=asc&filter[title][startsWith]=B ",
+        as("carol"),
+      );
+      expect(notesOf(carol.body.items)).toEqual(["secret B alice", "secret B bob", "secret B carol"]);
+      for (const path of [
+        "/api/tasks",
+        `/api/task/${ids["A:task:bob"]}`,
+        "/api/comments?expand=task",
+        `/api/project/${ids["A:project"]}?expand=tasks`,
+      ]) {
+        const res = await call(app, "GET", path, as("bob"));
+        expect(res.status, path).toBe(200);
+        // Absent, not null: the key is not there.
+        expect(res.text, path).not.toContain("internalNotes");
+        expect(res.text, path).not.toContain("secret");
+      }
+      // The typed client (over the app's handler) gets the same records.
+      const client = (user: string) =>
+        createClient<typeof app>({
+          baseURL: "http://local/api",
+          headers: { "x-user": user },
+          fetch: (url, init) => app.handler(new Request(url, init)),
+        });
+      const bobs = await client("bob").task.list({
+        expand: ["project"],
+        where: { "project.title": "A roadmap" },
+      });
+      expect(bobs.error).toBeNull();
+      expect(bobs.data!.items.length).toBe(3);
+      expect(bobs.data!.items.some((t) => "internalNotes" in t)).toBe(false);
+      const alices = await client("alice").task.list({ where: { title: { startsWith: "A " } } });
+      expect(alices.data!.items.every((t) => t.internalNotes?.startsWith("secret A"))).toBe(true);
+      const listed = await app.api.listTasks({ headers: { "x-user": "bob" } });
+      expect(listed.items.some((t) => "internalNotes" in t)).toBe(false);
+      const read = await app.api.readTask({
+        params: { id: ids["A:task:alice"]! },
+        headers: { "x-user": "alice" },
+      });
+      expect(read.internalNotes).toBe("secret A alice");
+    });
+
+    it("no oracle: bob's filters on the notes match nothing, and neither he nor alice may sort or search on them", async () => {
+      for (const filter of [
+        "filter[internalNotes][startsWith]=secret",
+        "filter[internalNotes]=secret%20A%20bob",
+      ]) {
+        const bob = await call(app, "GET", `/api/tasks?${filter}&count=exact`, as("bob"));
+        expect(bob.status, filter).toBe(200);
+        expect(bob.body.items, filter).toEqual([]);
+        expect(bob.body.pagination.total, filter).toBe(0);
+        // Negated, the filter holds on every row he cannot read the notes of, whatever they say.
+        const alice = await call(app, "GET", `/api/tasks?${filter}&count=exact`, as("alice"));
+        expect(alice.body.items.length, filter).toBeGreaterThan(0);
+      }
+      const all = await call(app, "GET", "/api/tasks?filter[internalNotes][isNull]=false", as("bob"));
+      expect(all.body.items).toEqual([]);
+      for (const user of ["bob", "alice"]) {
+        const sorted = await call(app, "GET", "/api/tasks?sortBy=internalNotes", as(user));
+        expect(sorted.status).toBe(400);
+        expect(sorted.text).not.toContain("secret");
+        const unknown = await call(app, "GET", "/api/tasks?sortBy=nothingHere", as(user));
+        expect(sorted.body.message.replace("internalNotes", "X")).toBe(
+          unknown.body.message.replace("nothingHere", "X"),
+        );
+      }
+      const search = await call(app, "GET", "/api/tasks?search=secret", as("bob"));
+      expect(search.body.items).toEqual([]);
+    });
+
+    it("writes: bob may not set the notes (403 naming them, nothing stored); alice may on A's tasks, not on B's", async () => {
+      const patch = await call(app, "PATCH", `/api/task/${ids["A:task:bob"]}`, {
+        ...as("bob"),
+        body: { internalNotes: "bob was here" },
+      });
+      expect(patch.status).toBe(403);
+      expect(patch.body.details[0].path).toBe("internalNotes");
+      const created = await call(app, "POST", "/api/task", {
+        ...as("bob"),
+        body: { title: "with notes", projectId: ids["A:project"], assignee: "bob", internalNotes: "x" },
+      });
+      expect(created.status).toBe(403);
+      const titles = (await app.api.listTasks({ overrideAccess: true, query: { limit: 100 } })).items.map(
+        (t) => t.title,
+      );
+      expect(titles).not.toContain("with notes");
+      const mine = await call(app, "PATCH", `/api/task/${ids["A:task:alice"]}`, {
+        ...as("alice"),
+        body: { internalNotes: "secret A alice!" },
+      });
+      expect(mine.status, mine.text).toBe(200);
+      expect(mine.body.internalNotes).toBe("secret A alice!");
+      // Bob's own task, updated by him without the notes: his answer has none.
+      const own = await call(app, "PATCH", `/api/task/${ids["A:task:bob"]}`, {
+        ...as("bob"),
+        body: { title: "A bob" },
+      });
+      expect(own.status, own.text).toBe(200);
+      expect("internalNotes" in own.body).toBe(false);
+    });
+
+    it("app.can reports the field hidden per record when given an id", async () => {
+      const bob = await app.can("read", "task", { user: { id: "bob" }, id: ids["A:task:bob"] });
+      expect(bob.hiddenFields).toContain("internalNotes");
+      const alice = await app.can("read", "task", { user: { id: "alice" }, id: ids["A:task:bob"] });
+      expect(alice.hiddenFields).not.toContain("internalNotes");
+      const general = await app.can("list", "task", { user: { id: "alice" } });
+      expect(general.fieldsByRecord).toEqual(["internalNotes"]);
+    });
+
+    it("realtime: an event tells alice's change to bob without the notes", async () => {
+      const stream = await app.handler(
+        new Request("http://local/api/tasks/events", { headers: { "x-user": "bob" } }),
+      );
+      expect(stream.status).toBe(200);
+      const reader = stream.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      const changed = call(app, "PATCH", `/api/task/${ids["A:task:alice"]}`, {
+        ...as("alice"),
+        body: { internalNotes: "secret again", title: "A alice (seen)" },
+      });
+      while (!text.includes("A alice (seen)")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value);
+      }
+      await reader.cancel();
+      expect((await changed).status).toBe(200);
+      expect(text).toContain("A alice (seen)");
+      expect(text).not.toContain("internalNotes");
+      expect(text).not.toContain("secret");
     });
   });
 

@@ -35,6 +35,7 @@ import {
   readableIds,
   snapshotReader,
 } from "../resource/can.ts";
+import { hiddenSomewhere } from "../resource/field-access.ts";
 import { chainHooks } from "../resource/hooks.ts";
 import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
@@ -420,7 +421,8 @@ function pluginContextOf(
       const runtime = runtimes.get(resource);
       if (!runtime) return new Set();
       const access = withServerParts(runtime, { user, headers, operation: "read", resource });
-      return runtime.fieldPolicy.hidden(access);
+      // Plugins show records they keep (audit entries) in memory: a field read on some rows only is left out.
+      return hiddenSomewhere(await runtime.fieldPolicy.hidden(access));
     },
   };
 }

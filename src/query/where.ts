@@ -334,6 +334,21 @@ export function fieldsNamed(condition: Condition): ReadonlySet<string> {
   return names;
 }
 
+/** The condition with each condition on a field replaced by `map`'s (conditions on other records kept). */
+export function mapFieldConditions(condition: Condition, map: (c: FieldCondition) => Condition): Condition {
+  switch (condition.kind) {
+    case "and":
+    case "or":
+      return { kind: condition.kind, items: condition.items.map((item) => mapFieldConditions(item, map)) };
+    case "not":
+      return { kind: "not", item: mapFieldConditions(condition.item, map) };
+    case "related":
+      return condition;
+    case "field":
+      return map(condition);
+  }
+}
+
 /** The fields of a plugin table, as `[field, kind, column]`: `["uploadedBy", "string", "uploaded_by"]`. */
 export function tableFilterFields(
   entries: readonly (readonly [string, FilterField["kind"], string])[],

@@ -13,6 +13,7 @@ import { type ListRules, parseListFilter, unknownParameter } from "../query/list
 import { type Condition, fieldsNamed } from "../query/where.ts";
 import { matchesWhere, namesOtherRecords } from "../query/where-match.ts";
 import { type Admission, admit, decide } from "../resource/admission.ts";
+import { hiddenSomewhere } from "../resource/field-access.ts";
 import type { ResourceRuntime } from "../resource/runtime.ts";
 import type { ChangeEvent } from "./bus.ts";
 import type { Frame, RealtimeHub, Stream } from "./hub.ts";
@@ -66,7 +67,9 @@ export async function openStream(
   if (ctx.source !== "http" || !ctx.request)
     throw new APIError("BAD_REQUEST", "Event streams are served over HTTP only.");
   const admission = await admit(rt, ctx, "list");
-  const rules = rt.listRulesFor(admission.hidden);
+  // Events are matched and shaped in memory: a field she reads on some rows only is left out of
+  // them, and not filtered on (only the database can tell on which rows she may read it).
+  const rules = rt.listRulesFor(hiddenSomewhere(admission.hidden));
   const { where, lastEventId } = subscription(ctx, rules);
   if (hub.full) throw new APIError("SERVICE_UNAVAILABLE", "Too many event streams are open; retry shortly.");
   // One caller cannot take every connection: a few streams per user and per address.
@@ -162,7 +165,7 @@ class EventStream implements Stream {
   ) {
     this.resource = rt.resource.name;
     this.scope = subscriber.admission.scope;
-    this.hidden = subscriber.admission.hidden;
+    this.hidden = hiddenSomewhere(subscriber.admission.hidden);
     this.named = subscriber.where ? fieldsNamed(subscriber.where) : undefined;
   }
 
@@ -268,7 +271,7 @@ class EventStream implements Stream {
       const user = identify ? await identify(new Request(this.url, { headers })) : null;
       const again = await decide(rt, { user, headers, operation: "list", resource: rt.resource.name });
       this.scope = again.scope;
-      this.hidden = again.hidden;
+      this.hidden = hiddenSomewhere(again.hidden);
       // A filter on a field now hidden would keep telling its value apart (a prefix at a time).
       if (this.named && [...this.named].some((f) => this.hidden.has(f)))
         return this.end(

@@ -56,8 +56,12 @@ export interface FieldAccessContext {
   cache: RequestCache;
 }
 
-/** Decided once per request, for every record of it. */
-export type FieldRule = boolean | ((ctx: FieldAccessContext) => MaybePromise<boolean>);
+/**
+ * Decided once per request: `true` or `false` for every record of it, or a `Where` (a
+ * `memberOf`, say) for the records it matches only: there the field is readable (or writable),
+ * elsewhere absent (or refused).
+ */
+export type FieldRule = boolean | ((ctx: FieldAccessContext) => MaybePromise<boolean | Where<any> | object>);
 
 export interface FieldAccess {
   /** Who sees the field. Others never find it in any answer, and cannot search, sort or filter on it. @default true */

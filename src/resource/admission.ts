@@ -14,7 +14,7 @@ import {
   denyWithoutRule,
   type Operation,
 } from "./access.ts";
-import { NO_FIELDS } from "./field-access.ts";
+import { gatesOf, NO_FIELDS } from "./field-access.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
 export interface Admission {
@@ -25,13 +25,18 @@ export interface Admission {
   scope: Condition | undefined;
   /** The rule's own answer when it was a `Where`. */
   where: object | undefined;
-  /** Fields the caller may not read. */
+  /** Fields the caller may not read (and, `gatesOf`, those she reads on some rows only). */
   hidden: ReadonlySet<string>;
+  /** Fields the body sets that she may write on some rows only: the row stored must match. */
+  writeGates?: ReadonlyMap<string, Condition>;
 }
 
 /** Equal for two callers with the same scope and visibility: part of a cache key. */
 export function scopeKey({ scope, hidden }: Pick<Admission, "scope" | "hidden">): string {
-  return scope || hidden.size > 0 ? `${scope ? JSON.stringify(scope) : ""}|${[...hidden].join(",")}` : "";
+  const gates = gatesOf(hidden);
+  if (!scope && hidden.size === 0 && !gates) return "";
+  const gated = gates ? `|${JSON.stringify([...gates])}` : "";
+  return `${scope ? JSON.stringify(scope) : ""}|${[...hidden].join(",")}${gated}`;
 }
 
 const NO_DATA: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
@@ -79,7 +84,7 @@ export async function admit(
     // The field rules again, on what will be stored: every field of the validated value the
     // caller could have set (a schema default she did not send is not hers).
     if (!free && !rt.fieldPolicy.open)
-      await rt.fieldPolicy.checkWrites(callerSet(rt, body, admission.data), {
+      admission.writeGates = await rt.fieldPolicy.checkWrites(callerSet(rt, body, admission.data), {
         user,
         headers: ctx.headers,
         operation,

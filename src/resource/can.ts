@@ -8,6 +8,7 @@ import type { Condition } from "../query/where.ts";
 import { matchesWhere } from "../query/where-match.ts";
 import type { Operation } from "./access.ts";
 import { decide, withOwner, withServerParts } from "./admission.ts";
+import { gatesOf } from "./field-access.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
 export interface CanOptions {
@@ -24,8 +25,13 @@ export interface Permission {
   allowed: boolean;
   /** The rule's `Where`: the rows the caller may act on. Undefined when she may act on every row. */
   where?: object;
-  /** Fields this caller may not read. */
+  /** Fields this caller may not read (on the record `id`, when given). */
   hiddenFields: string[];
+  /**
+   * Without an `id`: fields she reads on some records only (a field rule that answered a `Where`).
+   * Given an `id`, each of them is in `hiddenFields` or not, for that record.
+   */
+  fieldsByRecord?: string[];
   /** Why not, when not allowed: the message the request would get. */
   reason?: string;
 }
@@ -51,11 +57,17 @@ export async function can(
     }
     const { scope, where, hidden } = await decide(rt, access);
     const hiddenFields = [...hidden];
+    const gates = gatesOf(hidden);
+    const perRecord: Partial<Permission> = {};
     if (id !== undefined && operation !== "create" && operation !== "list") {
       if (!(await rt.store.findById(rt.db, id, scope)))
         return { allowed: false, hiddenFields, reason: `No ${rt.resource.name} with this id exists.` };
-    }
-    return where ? { allowed: true, where, hiddenFields } : { allowed: true, hiddenFields };
+      for (const [field, gate] of gates ?? [])
+        if (!(await rt.store.holds(rt.db, id, gate))) hiddenFields.push(field);
+    } else if (gates) perRecord.fieldsByRecord = [...gates.keys()];
+    return where
+      ? { allowed: true, where, hiddenFields, ...perRecord }
+      : { allowed: true, hiddenFields, ...perRecord };
   } catch (error) {
     if (!(error instanceof APIError)) throw error;
     // Refused before the field rules were asked: ask them for the answer.

@@ -5,7 +5,7 @@
 
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
-import { withoutHidden } from "./field-access.ts";
+import { hiddenSomewhere, withoutHidden } from "./field-access.ts";
 import { type Readers, readerOf } from "./related-access.ts";
 import type { Relation } from "./relations.ts";
 import type { ResourceRuntime } from "./runtime.ts";
@@ -49,7 +49,7 @@ export function parseExpand(
         : new Map();
       const relation = relations.get(name);
       const fieldHidden =
-        depth === 0 && relation && relation.kind !== "reverse" && hidden.has(relation.field);
+        depth === 0 && relation && relation.kind !== "reverse" && hiddenSomewhere(hidden).has(relation.field);
       if (!relation || fieldHidden) {
         const known = [...relations.keys()].filter(
           (n) => depth > 0 || !hiddenRelation(relations.get(n)!, hidden),
@@ -110,7 +110,7 @@ async function expandLevel(
       const source = rt.runtimeOf(relation.source);
       const reader = await readerOf(source, ctx, readers);
       // Who points at a record is only shown to a caller who may read the pointing field.
-      const readable = reader && !reader.hidden.has(relation.field) ? reader : null;
+      const readable = reader && !hiddenSomewhere(reader.hidden).has(relation.field) ? reader : null;
       const ids = distinct(records.map((r) => r.id));
       const found = readable
         ? await source.store.related.byParents(
@@ -146,7 +146,7 @@ function distinct(values: readonly unknown[]): string[] {
 }
 
 function hiddenRelation(relation: Relation, hidden: ReadonlySet<string>): boolean {
-  return relation.kind !== "reverse" && hidden.has(relation.field);
+  return relation.kind !== "reverse" && hiddenSomewhere(hidden).has(relation.field);
 }
 
 function shown(text: string): string {

@@ -15,7 +15,7 @@ import { countRows } from "./list-count.ts";
 import type { listTemplateCache } from "./list-templates.ts";
 import type { ListedPage, ListScope } from "./record-store.ts";
 import type { AnyResource } from "./types.ts";
-import { visibleColumns } from "./visible-columns.ts";
+import { type CompileGate, decodeVisible, visibleColumns } from "./visible-columns.ts";
 
 type Row = Record<string, unknown>;
 
@@ -41,6 +41,7 @@ export interface ListParts {
   codec: RecordCodec;
   defaultSort: string;
   compileScope: (scope: Condition) => CompiledWhere;
+  compileGate: CompileGate;
   listTemplates: ReturnType<typeof listTemplateCache>;
 }
 
@@ -53,6 +54,7 @@ export function pagedList({
   codec,
   defaultSort,
   compileScope,
+  compileGate,
   listTemplates,
 }: ListParts): (main: Kysely<any>, query: ListQuery, within?: ListScope) => Promise<ListedPage> {
   const { profile, readers } = database;
@@ -79,7 +81,7 @@ export function pagedList({
       indexed = searchIn.every((f) => covered.has(f));
     }
     // The id and the sort column make the cursors: selected even when hidden, never answered.
-    const visible = visibleColumns(columns, within.hidden, ["id", sortBy]);
+    const visible = visibleColumns(columns, within.hidden, ["id", sortBy], compileGate);
     const templates = listTemplates(query, filter, rule, searchIn, indexed, keyset, visible);
     // Over a big SQLite table, a list that may read more than its page runs on a reader thread:
     // however long it takes, the event loop goes on serving other requests.
@@ -98,6 +100,7 @@ export function pagedList({
       { match: indexed ? textIndex!.query(searchIn, query.search!) : undefined },
       filter?.values,
       rule?.values,
+      visible.values,
       {
         search,
         // Without a count, and past a cursor, one row more than the page says whether another follows.
@@ -115,7 +118,9 @@ export function pagedList({
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
     if (cursor?.direction === "before") page.reverse();
-    const items = page.map(codec.fromRow);
+    const items = visible.gates
+      ? page.map((row) => decodeVisible(row, visible, codec.fromRow))
+      : page.map(codec.fromRow);
     const edge = (direction: Cursor["direction"], row: Row | undefined) =>
       row ? encodeCursor(binding, direction, cursorValue(sortField, row[sortBy]), row.id) : null;
     // Past a cursor the rows on its other side exist (the cursor's own row, at least).

@@ -15,7 +15,7 @@ import { referenceErrors } from "./reference-errors.ts";
 import { createRelatedReads, type RelatedReads } from "./related-reads.ts";
 import type { AnyResource } from "./types.ts";
 import { uniqueConflicts } from "./unique-conflicts.ts";
-import { visibleColumns } from "./visible-columns.ts";
+import { decodeVisible, visibleColumns } from "./visible-columns.ts";
 
 type Row = Record<string, unknown>;
 
@@ -94,6 +94,8 @@ export function createRecordStore(
   const { insert, findById, findLocked, findVisible, deleteById, scopedTemplates, updateTemplate } =
     recordTemplates(builder, table, columns, profile, returning);
   const compileScope = (scope: Condition) => compileWhere(scope, fields, profile, "r");
+  const compileGate = (gate: Condition, prefix: string) => compileWhere(gate, fields, profile, prefix);
+  const compilers = { compileScope, compileGate };
   const listTemplates = listTemplateCache(builder, table, profile, defaultSort, nullableFields);
 
   const missingReference = referenceErrors(resource, database.profile.errors);
@@ -134,11 +136,13 @@ export function createRecordStore(
         throw await missingReference(conflictOf(error), db, row);
       }
     },
-    findById(db, id, scope, hidden) {
-      const visible = visibleColumns(columns, hidden);
+    async findById(db, id, scope, hidden) {
+      const visible = visibleColumns(columns, hidden, ["id"], compileGate);
       if (!visible.columns) return findScoped(db, id, scope, false);
       const rule = scope ? compileScope(scope) : undefined;
-      return findOne(db, id, findVisible(visible, rule), rule?.values);
+      const values = Object.assign({ $id: id }, rule?.values, visible.values);
+      const row = await firstRow<Row>(db, findVisible(visible, rule), values);
+      return row ? decodeVisible(row, visible, codec.fromRow) : undefined;
     },
     findForUpdate: (trx, id, scope) => findScoped(trx, id, scope, true),
     async update(db, id, changes) {
@@ -168,7 +172,7 @@ export function createRecordStore(
         ? deleteLocked(db, id, scope)
         : db.transaction().execute((trx) => deleteLocked(trx, id, scope));
     },
-    related: createRelatedReads(builder, table, columns, compileScope, codec.fromRow),
+    related: createRelatedReads(builder, table, columns, compileScope, compileGate, codec.fromRow),
     async referencing(trx, field, id) {
       const query = trx.selectFrom(table).selectAll().where(field, "=", id).orderBy("id");
       const rows = await (profile.rowLocks ? query.forUpdate() : query).execute();
@@ -188,6 +192,6 @@ export function createRecordStore(
       for (const column of Object.keys(changes)) set[column] = row[column];
       await trx.updateTable(table).set(set).where(field, "=", id).execute();
     },
-    list: pagedList({ resource, database, columns, fields, codec, defaultSort, compileScope, listTemplates }),
+    list: pagedList({ resource, database, columns, fields, codec, defaultSort, listTemplates, ...compilers }),
   };
 }

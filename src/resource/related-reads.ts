@@ -18,7 +18,14 @@ import { type Kysely, sql } from "kysely";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import type { Condition } from "../query/where.ts";
 import type { CompiledWhere } from "../query/where-sql.ts";
-import { selectVisible, visibleColumns } from "./visible-columns.ts";
+import {
+  type CompileGate,
+  decodeVisible,
+  gateMarkers,
+  selectVisible,
+  selectVisibleFrom,
+  visibleColumns,
+} from "./visible-columns.ts";
 
 type Row = Record<string, unknown>;
 
@@ -55,6 +62,7 @@ export function createRelatedReads(
   table: string,
   columns: readonly string[],
   compileScope: (scope: Condition) => CompiledWhere,
+  compileGate: CompileGate,
   fromRow: (row: Row) => Row,
 ): RelatedReads {
   const templates = new Map<string, QueryTemplate>();
@@ -77,22 +85,24 @@ export function createRelatedReads(
     async byIds(db, ids, scope, hidden) {
       if (ids.length === 0) return [];
       const rule = scope ? compileScope(scope) : undefined;
-      const values: Row = Object.assign({}, rule?.values);
+      const visible = visibleColumns(columns, hidden, ["id"], compileGate);
+      const values: Row = Object.assign({}, rule?.values, visible.values);
       const slots = idSlots(ids, values);
-      const visible = visibleColumns(columns, hidden);
       const template = cached(`ids:${ids.length}:${rule?.shape ?? ""}:${visible.key}`, () => {
         let query = selectVisible(builder.selectFrom(table), visible).where("id", "in", slots);
         if (rule) query = query.where(rule.build());
         return compileTemplate(query);
       });
-      return (await runTemplate<Row>(db, template, values)).rows.map(fromRow);
+      return (await runTemplate<Row>(db, template, values)).rows.map((row) =>
+        decodeVisible(row, visible, fromRow),
+      );
     },
     async byParents(db, field, parentIds, order, scope, hidden) {
       if (parentIds.length === 0) return [];
       const rule = scope ? compileScope(scope) : undefined;
-      const values: Row = Object.assign({}, rule?.values);
+      const visible = visibleColumns(columns, hidden, ["id", field], compileGate);
+      const values: Row = Object.assign({}, rule?.values, visible.values);
       const slots = idSlots(parentIds, values);
-      const visible = visibleColumns(columns, hidden, ["id", field]);
       const key = `parents:${field}:${parentIds.length}:${order.sortBy}:${order.sortOrder}:${order.limit}:${rule?.shape ?? ""}:${visible.key}`;
       const template = cached(key, () => {
         if (parentIds.length === 1) {
@@ -109,18 +119,20 @@ export function createRelatedReads(
         let inner = builder
           .selectFrom(table)
           .selectAll()
-          .select(rank.as("ck_rank"))
+          .select([rank.as("ck_rank"), ...gateMarkers(visible)])
           .where(field, "in", slots);
         if (rule) inner = inner.where(rule.build());
         return compileTemplate(
           builder
             .selectFrom(inner.as("ranked"))
-            .select((visible.columns ?? columns).map((c) => `ranked.${c}`))
+            .select(selectVisibleFrom("ranked", columns, visible) as any)
             .where("ranked.ck_rank", "<=", sql.lit(order.limit))
             .orderBy("ranked.ck_rank"),
         );
       });
-      return (await runTemplate<Row>(db, template, values)).rows.map(fromRow);
+      return (await runTemplate<Row>(db, template, values)).rows.map((row) =>
+        decodeVisible(row, visible, fromRow),
+      );
     },
   };
 }

@@ -5,6 +5,7 @@
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { Condition, FilterField } from "../query/where.ts";
+import { hiddenSomewhere } from "./field-access.ts";
 import { type Readers, readerOf } from "./related-access.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
@@ -41,7 +42,8 @@ export async function scopeRelatedFilters(
       if (!via) return condition;
       const target = rt.runtimeOf(via.target);
       const reader = await readerOf(target, ctx, readers);
-      if (reader?.hidden.has(via.targetField)) {
+      // A field she reads on some rows only is not filtered on through a relation either.
+      if (reader && hiddenSomewhere(reader.hidden).has(via.targetField)) {
         const path = `filter.${condition.field}`;
         throw new APIError("BAD_REQUEST", `${path} is not a field you can filter on.`, {
           details: [{ path, message: "is not a field you can filter on." }],

@@ -6,7 +6,7 @@
 
 import type { Kysely } from "kysely";
 import type { Condition, FilterField, SubSelect } from "../query/where.ts";
-import { ValuesOf } from "../query/where.ts";
+import { mapFieldConditions, ValuesOf } from "../query/where.ts";
 import type { RelationGraph } from "./relations.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 import type { AnyResource } from "./types.ts";
@@ -50,30 +50,21 @@ export function rulePathFields(
  * semi-join over its resource's table.
  */
 export function throughRelations(condition: Condition, rt: ResourceRuntime): Condition {
-  switch (condition.kind) {
-    case "and":
-    case "or":
-      return { kind: condition.kind, items: condition.items.map((item) => throughRelations(item, rt)) };
-    case "not":
-      return { kind: "not", item: throughRelations(condition.item, rt) };
-    case "related":
-      return condition;
-    case "field": {
-      const value = condition.value instanceof ValuesOf ? subSelect(condition.value, rt) : condition.value;
-      const via = rt.rulePaths.get(condition.field)?.via;
-      if (!via) return value === condition.value ? condition : { ...condition, value };
-      const target = rt.runtimeOf(via.target);
-      return {
-        kind: "related",
-        from: rt.resource.name,
-        via: via.field,
-        table: target.resource.name,
-        fields: target.rulePaths,
-        item: throughRelations({ ...condition, field: via.targetField, value }, target),
-        scope: undefined,
-      };
-    }
-  }
+  return mapFieldConditions(condition, (c) => {
+    const value = c.value instanceof ValuesOf ? subSelect(c.value, rt) : c.value;
+    const via = rt.rulePaths.get(c.field)?.via;
+    if (!via) return value === c.value ? c : { ...c, value };
+    const target = rt.runtimeOf(via.target);
+    return {
+      kind: "related",
+      from: rt.resource.name,
+      via: via.field,
+      table: target.resource.name,
+      fields: target.rulePaths,
+      item: throughRelations({ ...c, field: via.targetField, value }, target),
+      scope: undefined,
+    };
+  });
 }
 
 function subSelect(values: ValuesOf, rt: Pick<ResourceRuntime, "relations" | "runtimeOf">): SubSelect {
@@ -96,19 +87,9 @@ export function pluginRuleSets(
   condition: Condition,
   app: Pick<ResourceRuntime, "relations" | "runtimeOf">,
 ): Condition {
-  switch (condition.kind) {
-    case "and":
-    case "or":
-      return { kind: condition.kind, items: condition.items.map((item) => pluginRuleSets(item, app)) };
-    case "not":
-      return { kind: "not", item: pluginRuleSets(condition.item, app) };
-    case "related":
-      return condition;
-    case "field":
-      return condition.value instanceof ValuesOf
-        ? { ...condition, value: subSelect(condition.value, app) }
-        : condition;
-  }
+  return mapFieldConditions(condition, (c) =>
+    c.value instanceof ValuesOf ? { ...c, value: subSelect(c.value, app) } : c,
+  );
 }
 
 /**

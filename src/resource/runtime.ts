@@ -12,7 +12,7 @@ import { type Condition, type FilterField, parseRuleWhere } from "../query/where
 import type { Field } from "../schema/field-model.ts";
 import { createInputValidator, type InputValidator } from "../schema/input-validation.ts";
 import type { Operation } from "./access.ts";
-import { createFieldPolicy, type FieldPolicy } from "./field-access.ts";
+import { createFieldPolicy, type FieldPolicy, gatesOf } from "./field-access.ts";
 import { type FileFields, fileFieldsOf } from "./file-fields.ts";
 import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
 import { createRecordStore, type RecordStore } from "./record-store.ts";
@@ -101,7 +101,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
   };
   // A handful of visibilities at most (one per role), each built once.
   const narrowed = new Map<string, ListRules>();
-  return {
+  const runtime: ResourceRuntime = {
     resource,
     db: options.database.kysely,
     driverErrors: options.database.profile.errors,
@@ -110,23 +110,27 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     hooks: chainHooks([resource.hooks, ...options.pluginHooks]),
     listRules,
     listRulesFor(hidden) {
-      if (hidden.size === 0) return listRules;
-      const key = [...hidden].sort().join(",");
+      const gated = gatesOf(hidden);
+      if (hidden.size === 0 && !gated) return listRules;
+      // A field she reads on some rows only is filtered on those rows (list.ts), and neither
+      // sorted nor searched on: an order or a match would tell the other rows' values apart.
+      const unseen = (name: string) => hidden.has(name) || gated?.has(name) === true;
+      const key = `${[...hidden].sort().join(",")}|${gated ? [...gated.keys()].sort().join(",") : ""}`;
       let rules = narrowed.get(key);
       if (!rules) {
         rules = {
           ...listRules,
-          sortable: new Set(sortable.filter((f) => !hidden.has(f))),
-          searchable: resource.searchable.filter((f) => !hidden.has(f)),
+          sortable: new Set(sortable.filter((f) => !unseen(f))),
+          searchable: resource.searchable.filter((f) => !unseen(f)),
           filterable: new Map(
-            [...filterable].filter(([name, f]) => !hidden.has(name) && !(f.via && hidden.has(f.via.field))),
+            [...filterable].filter(([name, f]) => !hidden.has(name) && !(f.via && unseen(f.via.field))),
           ),
         };
         if (narrowed.size < 64) narrowed.set(key, rules);
       }
       return rules;
     },
-    fieldPolicy: createFieldPolicy(resource.access.fields),
+    fieldPolicy: createFieldPolicy(resource.access.fields, (where, rule) => runtime.parseRule(where, rule)),
     ruleFields,
     rulePaths,
     parseRule(where, rule) {
@@ -146,6 +150,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     files: options.files,
     runtimeOf: options.runtimeOf,
   };
+  return runtime;
 }
 
 /** The fields `filter[…]` may name: the resource's `filterable`, or every field that is not JSON. */

@@ -4,8 +4,8 @@ import type { Endpoint } from "../../core/endpoint.ts";
 import { Versioned } from "../../core/etag.ts";
 import { uuidv7 } from "../../core/id.ts";
 import { admit } from "../admission.ts";
-import { withoutHidden } from "../field-access.ts";
 import { syncFiles, touchesFiles } from "../file-fields.ts";
+import { checkGatedWrites, seenAfterWrite } from "../gated-answer.ts";
 import { runTransforming } from "../hooks.ts";
 import { checkReferenceRows, referenceChecks } from "../reference-reads.ts";
 import { capitalize, hookContext, type ResourceRuntime } from "../runtime.ts";
@@ -20,7 +20,7 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
     operationName: `create${capitalize(resource.name)}`,
     idempotent: true,
     async handler(ctx) {
-      const { user, data: valid, hidden } = await admit(rt, ctx, "create");
+      const { user, data: valid, hidden, writeGates } = await admit(rt, ctx, "create");
       const base = hookContext(ctx, rt, "create", user);
       let data = valid;
       if (hooks.beforeCreate.length) data = await runTransforming(hooks.beforeCreate, base, "data", data);
@@ -36,16 +36,20 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
       const references = await referenceChecks(rt, ctx, user, record);
       const created = await runWrite(
         ctx.db,
-        hooks.afterCreate.length > 0 || owned !== undefined || references !== undefined,
+        hooks.afterCreate.length > 0 ||
+          owned !== undefined ||
+          references !== undefined ||
+          writeGates !== undefined,
         async (write) => {
           if (references) await checkReferenceRows(write.db, references);
           const created = await rt.store.insert(write.db, record);
+          await checkGatedWrites(rt, write.db, String(created.id), writeGates);
           if (owned) await syncFiles(owned, write.db, ctx, resource.name, undefined, created);
           await write.changed(rt, base, { record: created });
           return created;
         },
       );
-      const visible = withoutHidden(created, hidden);
+      const visible = await seenAfterWrite(rt, ctx.db, created, hidden);
       return new Versioned(visible, visible, false);
     },
   };

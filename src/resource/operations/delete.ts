@@ -5,8 +5,8 @@ import type { Endpoint } from "../../core/endpoint.ts";
 import { checkIfMatch } from "../../core/etag.ts";
 import { admit } from "../admission.ts";
 import { hasDependents, newReleasing, referencedConflict, releaseDependents } from "../dependents.ts";
-import { withoutHidden } from "../field-access.ts";
 import { syncFiles } from "../file-fields.ts";
+import { seenAfterWrite } from "../gated-answer.ts";
 import { runAll } from "../hooks.ts";
 import { ifMatchOf } from "../if-match.ts";
 import { capitalize, hookContext, notFound, type ResourceRuntime } from "../runtime.ts";
@@ -41,7 +41,7 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
           if (releasing || ifMatch) {
             const current = await rt.store.findForUpdate(db, id, scope);
             if (!current) notFound(rt, id);
-            if (ifMatch) checkIfMatch(ifMatch, withoutHidden(current, hidden), resource.name);
+            if (ifMatch) checkIfMatch(ifMatch, await seenAfterWrite(rt, db, current, hidden), resource.name);
           }
           if (releasing) await releaseDependents(rt, write, id, releasing);
           const previous = await rt.store.delete(db, id, scope).catch((error) => {

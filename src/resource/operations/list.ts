@@ -5,7 +5,7 @@ import type { CachedRead } from "../../core/plugin.ts";
 import { type ListQuery, paginate, parseListQuery } from "../../query/list-query.ts";
 import { type Admission, admit, scopeKey } from "../admission.ts";
 import { type ExpandNode, expandRecords, parseExpand } from "../expand.ts";
-import { withoutHidden } from "../field-access.ts";
+import { gatedFilter, gatesOf, gatesOnly, withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
 import type { Readers } from "../related-access.ts";
 import { namesRelatedFields, scopeRelatedFilters } from "../relation-filter.ts";
@@ -36,7 +36,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
     const listed = await rt.store.list(ctx.db, query, {
       scope: admission.scope,
       searchIn,
-      hidden: hooks.afterList.length ? undefined : hidden,
+      hidden: hooks.afterList.length ? gatesOnly(hidden) : hidden,
     });
     let result = paginate(listed.items, listed.total, query, listed.more, listed);
     if (hooks.afterList.length) result = await runTransforming(hooks.afterList, base!, "result", result);
@@ -54,6 +54,8 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       // A caller who may not read a field cannot search, sort or filter on it either.
       const rules = rt.listRulesFor(admission.hidden);
       const query = parseListQuery(ctx.query, rules, EXPAND, ctx.where);
+      const gates = gatesOf(admission.hidden);
+      if (gates && query.where) query.where = gatedFilter(query.where, gates);
       const expand = parseExpand(ctx.query.expand, rt, admission.hidden);
       const related = query.where !== undefined && namesRelatedFields(query.where, rules.filterable);
       // One set of related read admissions for the request: a relation filtered on and expanded

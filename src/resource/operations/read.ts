@@ -5,7 +5,7 @@ import { etagOf, Versioned } from "../../core/etag.ts";
 import type { CachedRead } from "../../core/plugin.ts";
 import { type Admission, admit, scopeKey } from "../admission.ts";
 import { type ExpandNode, expandRecords, parseExpand } from "../expand.ts";
-import { withoutHidden } from "../field-access.ts";
+import { gatesOnly, withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
 import { capitalize, hookContext, notFound, type ResourceRuntime } from "../runtime.ts";
 
@@ -20,7 +20,7 @@ export function readEndpoint(rt: ResourceRuntime): Endpoint {
     const base =
       hooks.beforeRead.length || hooks.afterRead.length ? hookContext(ctx, rt, "read", user, id) : undefined;
     // Hidden fields are not even selected, unless hooks see the record (they see it whole).
-    const unselected = hooks.afterRead.length ? undefined : hidden;
+    const unselected = hooks.afterRead.length ? gatesOnly(hidden) : hidden;
     // Outside the caller's rows is a missing id, and no hook learns of it.
     let record = scope ? await rt.store.findById(ctx.db, id, scope, unselected) : undefined;
     if (scope && !record) notFound(rt, id);

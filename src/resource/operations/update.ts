@@ -6,8 +6,8 @@ import { APIError } from "../../core/errors.ts";
 import { checkIfMatch, Versioned } from "../../core/etag.ts";
 import { fieldsNamed } from "../../query/where.ts";
 import { admit } from "../admission.ts";
-import { withoutHidden } from "../field-access.ts";
 import { syncFiles, touchesFiles } from "../file-fields.ts";
+import { checkGatedWrites, seenAfterWrite } from "../gated-answer.ts";
 import { runTransforming } from "../hooks.ts";
 import { ifMatchOf } from "../if-match.ts";
 import { checkReferenceRows, referenceChecks } from "../reference-reads.ts";
@@ -24,7 +24,7 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
     path: `/${resource.name}/:id`,
     operationName: `update${capitalize(resource.name)}`,
     async handler(ctx) {
-      const { user, data: valid, scope, hidden } = await admit(rt, ctx, "update");
+      const { user, data: valid, scope, hidden, writeGates } = await admit(rt, ctx, "update");
       const ifMatch = ifMatchOf(rt, ctx);
       const id = ctx.params.id!;
       // Outside the caller's rows is a missing id, and no hook learns of it.
@@ -49,18 +49,20 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
         scope !== undefined ||
         owned !== undefined ||
         ifMatch !== undefined ||
-        references !== undefined;
+        references !== undefined ||
+        writeGates !== undefined;
       const record = await runWrite(ctx.db, locked || hooks.afterUpdate.length > 0, async (write) => {
         const { db } = write;
         const previous = locked ? await rt.store.findForUpdate(db, id, scope) : undefined;
         if (locked && !previous) notFound(rt, id);
-        if (ifMatch) checkIfMatch(ifMatch, withoutHidden(previous!, hidden), resource.name);
+        if (ifMatch) checkIfMatch(ifMatch, await seenAfterWrite(rt, db, previous!, hidden), resource.name);
         if (references) await checkReferenceRows(db, references);
         const record = changed.length
           ? await rt.store.update(db, id, changes)
           : (previous ?? (await rt.store.findById(db, id)));
         if (!record) notFound(rt, id);
         if (recheck && !(await rt.store.findById(db, id, scope))) throw outOfScope(rt.resource.name);
+        await checkGatedWrites(rt, db, id, writeGates);
         if (owned) {
           const released = await syncFiles(owned, db, ctx, resource.name, previous, record);
           if (released.length) write.afterCommit(() => owned.files.collect(released));
@@ -68,7 +70,7 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
         await write.changed(rt, base, { record, previous });
         return record;
       });
-      const visible = withoutHidden(record, hidden);
+      const visible = await seenAfterWrite(rt, ctx.db, record, hidden);
       return new Versioned(visible, visible, false);
     },
   };
