@@ -94,12 +94,19 @@ const broken = createResource({
   access: { list: () => ({ "nowhere.text": "x" }) as never },
 });
 
+// A field rule that answers a filter its resource cannot answer: also the server's mistake.
+const brokenField = createResource({
+  name: "brokenField",
+  schema: withId({ text: z.string().max(100) }),
+  access: { list: true, fields: { text: { read: () => ({ "nowhere.text": "x" }) } } },
+});
+
 const logged: string[] = [];
 const makeApp = (database: DatabaseOptions) =>
   crudkit({
     database,
     autoMigrate: true,
-    resources: [organization, membership, project, task, comment, note, broken],
+    resources: [organization, membership, project, task, comment, note, broken, brokenField],
     realtime: true,
     plugins: [
       // Each entry knows its organization; an owner reads her organization's trail, nobody else's.
@@ -387,28 +394,44 @@ forEachDialect((dialect) => {
       expect(general.fieldsByRecord).toEqual(["internalNotes"]);
     });
 
-    it("realtime: an event tells alice's change to bob without the notes", async () => {
-      const stream = await app.handler(
-        new Request("http://local/api/tasks/events", { headers: { "x-user": "bob" } }),
-      );
-      expect(stream.status).toBe(200);
-      const reader = stream.body!.getReader();
-      const decoder = new TextDecoder();
-      let text = "";
-      const changed = call(app, "PATCH", `/api/task/${ids["A:task:alice"]}`, {
+    it("realtime: an event tells alice's change to bob without the notes, and nothing of A to carol", async () => {
+      const streamOf = async (user: string) => {
+        const request = new Request("http://local/api/tasks/events", { headers: { "x-user": user } });
+        const stream = await app.handler(request);
+        expect(stream.status).toBe(200);
+        const reader = stream.body!.getReader();
+        const decoder = new TextDecoder();
+        let text = "";
+        return async (seen: string) => {
+          while (!text.includes(seen)) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            text += decoder.decode(value);
+          }
+          await reader.cancel();
+          return text;
+        };
+      };
+      const bob = await streamOf("bob");
+      const carol = await streamOf("carol");
+      const changed = await call(app, "PATCH", `/api/task/${ids["A:task:alice"]}`, {
         ...as("alice"),
         body: { internalNotes: "secret again", title: "A alice (seen)" },
       });
-      while (!text.includes("A alice (seen)")) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value);
-      }
-      await reader.cancel();
-      expect((await changed).status).toBe(200);
-      expect(text).toContain("A alice (seen)");
-      expect(text).not.toContain("internalNotes");
-      expect(text).not.toContain("secret");
+      expect(changed.status).toBe(200);
+      // Carol's own change comes after alice's: by the time it reaches her, alice's would have.
+      const hers = await call(app, "PATCH", `/api/task/${ids["B:task:carol"]}`, {
+        ...as("carol"),
+        body: { title: "B carol (seen)" },
+      });
+      expect(hers.status).toBe(200);
+      const bobs = await bob("A alice (seen)");
+      expect(bobs).toContain("A alice (seen)");
+      expect(bobs).not.toContain("internalNotes");
+      expect(bobs).not.toContain("secret");
+      const carols = await carol("B carol (seen)");
+      expect(carols).toContain("B carol (seen)");
+      expect(carols).not.toContain("A alice");
     });
   });
 
@@ -432,6 +455,22 @@ forEachDialect((dialect) => {
       // Asking for another organization's entries by name finds nothing either.
       const asked = await call(app, "GET", `/api/audit/logs?scope=${ids.B}`, as("alice"));
       expect(asked.body.items).toEqual([]);
+    });
+
+    it("hostile scope parameters are 400s that store and reveal nothing", async () => {
+      for (const query of [
+        "scope=%00",
+        `scope=${"x".repeat(10_000)}`,
+        "scope=' or 1=1 --",
+        "scope[in]=x",
+        "__proto__=x",
+        "scope=a&scope=b",
+      ]) {
+        const res = await call(app, "GET", `/api/audit/logs?${query}`, as("alice"));
+        expect(res.status === 400 || (res.status === 200 && res.body.items.length === 0), query).toBe(true);
+        expect(res.text, query).not.toContain("secret");
+        expect(res.status, query).toBeLessThan(500);
+      }
     });
 
     it("a cascade's entries carry the organization too", async () => {
@@ -502,6 +541,11 @@ forEachDialect((dialect) => {
       expect(res.status).toBe(500);
       expect(res.text).not.toContain("nowhere");
       expect(logged.join("\n")).toContain('the list rule of "broken"');
+      logged.length = 0;
+      const field = await call(app, "GET", "/api/brokenFields", as("bob"));
+      expect(field.status).toBe(500);
+      expect(field.text).not.toContain("nowhere");
+      expect(logged.join("\n")).toContain('the read rule of the field "text" of "brokenField"');
     });
   });
 });
