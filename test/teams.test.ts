@@ -63,7 +63,11 @@ const task = createResource({
   }),
   searchable: ["title", "internalNotes"],
   access: {
-    fields: { internalNotes: { read: leadsTaskOrg, write: leadsTaskOrg } },
+    fields: {
+      internalNotes: { read: leadsTaskOrg, write: leadsTaskOrg },
+      // A task stays in its organization: moved, it would take its notes to other readers.
+      projectId: { write: ({ operation }) => operation === "create" },
+    },
     ...inTaskOrg,
     // A member changes only what is assigned to her.
     update: (ctx) => {

@@ -43,7 +43,7 @@ export function serverApi(calls: ServerCalls, db: Kysely<any>, headers: Headers)
           run(
             {
               ...options,
-              headers: asCaller ? (options.headers ?? headers) : options.headers,
+              headers: asCaller ? (options.headers ?? callerOf(headers)) : options.headers,
               overrideAccess: asCaller ? false : (options.overrideAccess ?? true),
             },
             db,
@@ -54,6 +54,18 @@ export function serverApi(calls: ServerCalls, db: Kysely<any>, headers: Headers)
     },
   });
 }
+
+/**
+ * The headers that say who the caller is, without those that speak of the request itself: its
+ * `If-Match` and `Idempotency-Key` name the outer write, not what a hook writes.
+ */
+function callerOf(headers: Headers): Headers {
+  const caller = new Headers(headers);
+  for (const name of REQUEST_ONLY) caller.delete(name);
+  return caller;
+}
+
+const REQUEST_ONLY = ["if-match", "if-none-match", "idempotency-key", "content-type", "content-length"];
 
 /** The same API, run on another database handle (a write's transaction). */
 export function serverApiOn(api: ServerApi, db: Kysely<any>): ServerApi {

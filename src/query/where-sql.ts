@@ -36,24 +36,30 @@ export interface CompiledWhere {
   expression(): Expression<SqlBool>;
 }
 
+export interface CompileOptions {
+  /**
+   * For a statement on one record of this table (by id): other tables are asked about that row
+   * (`EXISTS … WHERE related.id = t.ref`), the cheapest for one row. Without it they are sets
+   * computed once (`t.ref IN (SELECT id …)`), which a page or a count reads through an index.
+   */
+  oneRowOf?: string;
+  /**
+   * Fields the caller reads on some rows only, with the rows' condition: a condition on one of
+   * them holds only there, as `coalesce(<rule>, false) and <condition>`. Two-valued, so that
+   * under a `not` too the answer on any other row is the same whatever the field holds.
+   */
+  gates?: ReadonlyMap<string, Condition> | undefined;
+}
+
 export function compileWhere(
   condition: Condition,
   fields: ReadonlyMap<string, FilterField>,
   profile: DialectProfile,
   /** Names the slots `<prefix>0`, `<prefix>1`…, so two filters can share a statement. */
   prefix = "w",
+  { oneRowOf, gates }: CompileOptions = {},
 ): CompiledWhere {
-  const values: Record<string, unknown> = {};
-  let next = 0;
-  let inline = false;
-  /** Where a value goes: a slot for templates, or the value itself. */
-  const at = (name: string): unknown => (inline ? values[name] : slot(name));
-  const bind = (field: FilterField, value: unknown): string => {
-    const name = `${prefix}${next++}`;
-    values[name] = toColumn(field, value, profile);
-    return name;
-  };
-
+  const slots = new Slots(prefix, profile);
   // One pass takes the values and the shape, and remembers how to build the SQL.
   const visit = (condition: Condition, named = fields, within?: Within): Visited => {
     if (condition.kind === "and" || condition.kind === "or")
@@ -65,97 +71,142 @@ export function compileWhere(
       const inner = visit(condition.item, named, within);
       return { shape: `not(${inner.shape})`, build: () => sql<SqlBool>`not ${inner.build()}` };
     }
-    if (condition.kind === "related") return visitRelated(condition, visit, within);
+    if (condition.kind === "related") return visitRelated(condition, visit, within, oneRowOf !== undefined);
     if ((condition.op === "in" || condition.op === "nin") && isSubSelect(condition.value))
-      return visitSubSelect(condition, named, condition.value, within, visit);
-    return visitField(condition, named);
+      return visitSubSelect(condition, named, condition.value, within, visit, oneRowOf);
+    const gate = !within && gates?.get(condition.field);
+    if (!gate) return visitField(condition, named, slots, profile);
+    const rule = visit(gate);
+    const leaf = visitField(condition, named, slots, profile);
+    return {
+      shape: `gate(${rule.shape}):${leaf.shape}`,
+      build: () => sql<SqlBool>`(coalesce(${rule.build()}, false) and ${leaf.build()})`,
+    };
   };
-  // Only the shape and the values are taken per request; Kysely's expressions are made in
-  // `build`, which runs when the shape's statement is not cached yet.
-  const visitField = (c: FieldCondition, named: ReadonlyMap<string, FilterField>): Visited => {
-    const field = named.get(c.field)!;
-    const column = field.column ?? c.field;
-    switch (c.op) {
-      case "isNull": {
-        const isNull = c.value === true;
-        return {
-          shape: `${c.field}:${isNull ? "null" : "notnull"}`,
-          build: () =>
-            isNull ? sql<SqlBool>`${sql.ref(column)} is null` : sql<SqlBool>`${sql.ref(column)} is not null`,
-        };
-      }
-      case "in":
-      case "nin": {
-        // An empty set (from a rule or server code: `in: []` for a user with no memberships yet)
-        // holds nothing: `in` matches no row, `nin` every row, null included.
-        if ((c.value as unknown[]).length === 0) {
-          const none = c.op === "in";
-          return {
-            shape: `${c.field}:${c.op}0`,
-            build: () => (none ? sql<SqlBool>`1 = 0` : sql<SqlBool>`1 = 1`),
-          };
-        }
-        const names = (c.value as unknown[]).map((v) => bind(field, v));
-        return {
-          shape: `${c.field}:${c.op}${names.length}`,
-          build: () => {
-            const ref = sql.ref(column);
-            const list = sql.join(names.map((n) => exact(field, profile, at(n))));
-            const negate = sql.raw(c.op === "nin" ? "not " : "");
-            const exactIn = sql<SqlBool>`${exact(field, profile, ref)} ${negate}in (${list})`;
-            // MySQL: the plain `in` first, so an index on the column still serves it.
-            return c.op === "in" && comparesBytes(field, profile)
-              ? sql<SqlBool>`(${ref} in (${sql.join(names.map(at))}) and ${exactIn})`
-              : exactIn;
-          },
-        };
-      }
-      case "contains":
-      case "startsWith":
-      case "endsWith": {
-        const escaped = (c.value as string).replace(/[\\%_]/g, "\\$&");
-        const pattern =
-          c.op === "contains" ? `%${escaped}%` : c.op === "startsWith" ? `${escaped}%` : `%${escaped}`;
-        const name = `${prefix}${next++}`;
-        values[name] = pattern;
-        return {
-          shape: `${c.field}:${c.op}`,
-          build: () => profile.likeMatch(sql.ref(column), at(name)),
-        };
-      }
-      default: {
-        const name = bind(field, c.value);
-        const operator = SQL_OPERATORS[c.op];
-        return {
-          shape: `${c.field}:${c.op}`,
-          build: () => {
-            const ref = sql.ref(column);
-            const compare = sql<SqlBool>`${exact(field, profile, ref)} ${sql.raw(operator)} ${exact(field, profile, at(name))}`;
-            // MySQL: the plain `=` first, so an index on the column still serves it.
-            return c.op === "eq" && comparesBytes(field, profile)
-              ? sql<SqlBool>`(${ref} = ${at(name)} and ${compare})`
-              : compare;
-          },
-        };
-      }
-    }
-  };
-  const { shape, build } = visit(condition);
-  const expression = () => {
-    inline = true;
+  const visited = visit(condition);
+  const build = visited.build;
+  // The two forms make different statements: their shapes must not share a cache entry.
+  const shape = oneRowOf === undefined ? visited.shape : `1:${visited.shape}`;
+  const expression = () => slots.inline(build);
+  return { shape, values: slots.values, build, expression };
+}
+
+/** Where a filter's values go: slots named `<prefix>0`, `<prefix>1`…, or the values themselves. */
+class Slots {
+  readonly values: Record<string, unknown> = {};
+  #next = 0;
+  #inline = false;
+
+  constructor(
+    private readonly prefix: string,
+    private readonly profile: DialectProfile,
+  ) {}
+
+  /** A slot holding `value` as `field`'s column holds it. */
+  bind(field: FilterField, value: unknown): string {
+    return this.raw(toColumn(field, value, this.profile));
+  }
+
+  /** A slot holding `value` as it is (a LIKE pattern). */
+  raw(value: unknown): string {
+    const name = `${this.prefix}${this.#next++}`;
+    this.values[name] = value;
+    return name;
+  }
+
+  /** What stands for slot `name` in SQL being built: the slot, or its value when built inline. */
+  at = (name: string): unknown => (this.#inline ? this.values[name] : slot(name));
+
+  /** Builds with the values written in (for a query built per request). */
+  inline<T>(build: () => T): T {
+    this.#inline = true;
     try {
       return build();
     } finally {
-      inline = false;
+      this.#inline = false;
     }
-  };
-  return { shape, values, build, expression };
+  }
+}
+
+// Only the shape and the values are taken per request; Kysely's expressions are made in `build`,
+// which runs when the shape's statement is not cached yet.
+function visitField(
+  c: FieldCondition,
+  named: ReadonlyMap<string, FilterField>,
+  slots: Slots,
+  profile: DialectProfile,
+): Visited {
+  const { at } = slots;
+  const field = named.get(c.field)!;
+  const column = field.column ?? c.field;
+  switch (c.op) {
+    case "isNull": {
+      const isNull = c.value === true;
+      return {
+        shape: `${c.field}:${isNull ? "null" : "notnull"}`,
+        build: () =>
+          isNull ? sql<SqlBool>`${sql.ref(column)} is null` : sql<SqlBool>`${sql.ref(column)} is not null`,
+      };
+    }
+    case "in":
+    case "nin": {
+      // An empty set (from a rule or server code: `in: []` for a user with no memberships yet)
+      // holds nothing: `in` matches no row, `nin` every row, null included.
+      if ((c.value as unknown[]).length === 0) {
+        const none = c.op === "in";
+        return {
+          shape: `${c.field}:${c.op}0`,
+          build: () => (none ? sql<SqlBool>`1 = 0` : sql<SqlBool>`1 = 1`),
+        };
+      }
+      const names = (c.value as unknown[]).map((v) => slots.bind(field, v));
+      return {
+        shape: `${c.field}:${c.op}${names.length}`,
+        build: () => {
+          const ref = sql.ref(column);
+          const list = sql.join(names.map((n) => exact(field, profile, at(n))));
+          const negate = sql.raw(c.op === "nin" ? "not " : "");
+          const exactIn = sql<SqlBool>`${exact(field, profile, ref)} ${negate}in (${list})`;
+          // MySQL: the plain `in` first, so an index on the column still serves it.
+          return c.op === "in" && comparesBytes(field, profile)
+            ? sql<SqlBool>`(${ref} in (${sql.join(names.map(at))}) and ${exactIn})`
+            : exactIn;
+        },
+      };
+    }
+    case "contains":
+    case "startsWith":
+    case "endsWith": {
+      const escaped = (c.value as string).replace(/[\\%_]/g, "\\$&");
+      const pattern =
+        c.op === "contains" ? `%${escaped}%` : c.op === "startsWith" ? `${escaped}%` : `%${escaped}`;
+      const name = slots.raw(pattern);
+      return {
+        shape: `${c.field}:${c.op}`,
+        build: () => profile.likeMatch(sql.ref(column), at(name)),
+      };
+    }
+    default: {
+      const name = slots.bind(field, c.value);
+      const operator = SQL_OPERATORS[c.op];
+      return {
+        shape: `${c.field}:${c.op}`,
+        build: () => {
+          const ref = sql.ref(column);
+          const compare = sql<SqlBool>`${exact(field, profile, ref)} ${sql.raw(operator)} ${exact(field, profile, at(name))}`;
+          // MySQL: the plain `=` first, so an index on the column still serves it.
+          return c.op === "eq" && comparesBytes(field, profile)
+            ? sql<SqlBool>`(${ref} = ${at(name)} and ${compare})`
+            : compare;
+        },
+      };
+    }
+  }
 }
 
 /** A condition compiled: its shape (the cache key of its statement), and how to build its SQL. */
 type Visited = { shape: string; build: () => Expression<SqlBool> };
 
-// EXISTS (SELECT 1 FROM "author" AS "related" WHERE "related"."id" = "post"."authorId" AND … AND <rule>)
 /** `(a and b …)` or `(a or b …)`. */
 function group(kind: "and" | "or", parts: readonly Visited[]): Visited {
   return {
@@ -169,20 +220,30 @@ function group(kind: "and" | "or", parts: readonly Visited[]): Visited {
 }
 
 // "orgId" in (select "ck_s1"."orgId" from "membership" as "ck_s1" where …): another table's values.
+// On one row: exists (select 1 from "membership" as "ck_s1" where "ck_s1"."orgId" = "t"."orgId" and …).
 function visitSubSelect(
   c: FieldCondition,
   named: ReadonlyMap<string, FilterField>,
   from: SubSelect,
   within: Within | undefined,
   visit: (condition: Condition, named: ReadonlyMap<string, FilterField>, within?: Within) => Visited,
+  oneRowOf: string | undefined,
 ): Visited {
   const depth = (within?.depth ?? 0) + 1;
   const alias = `ck_s${depth}`;
   const inner = from.where ? visit(from.where, from.fields, { table: from.table, alias, depth }) : undefined;
   const column = named.get(c.field)?.column ?? c.field;
+  // `not in` keeps its own meaning with nulls: only `in` is asked row by row.
+  const perRow = oneRowOf !== undefined && c.op === "in";
   return {
     shape: `${c.field}:${c.op}(${from.table}.${from.column}:${inner?.shape ?? ""})`,
     build: () => {
+      if (perRow) {
+        const outer = sql.ref(`${within ? within.alias : oneRowOf}.${column}`);
+        const same = sql<SqlBool>`${sql.ref(`${alias}.${from.column}`)} = ${outer}`;
+        const where = inner ? sql<SqlBool>`${same} and ${inner.build()}` : same;
+        return sql<SqlBool>`exists (select 1 from ${sql.table(from.table)} as ${sql.ref(alias)} where ${where})`;
+      }
       const values = sql`select ${sql.ref(`${alias}.${from.column}`)} from ${sql.table(from.table)} as ${sql.ref(alias)}`;
       const query = inner ? sql`${values} where ${inner.build()}` : values;
       return sql<SqlBool>`${sql.ref(column)} ${sql.raw(c.op === "nin" ? "not in" : "in")} (${query})`;
@@ -190,12 +251,19 @@ function visitSubSelect(
   };
 }
 
-// Inside another subquery, the referencing table is named by its alias there, and each level has
-// an alias of its own (a rule through two relations: task → project → its organization).
+// "projectId" in (select "related"."id" from "project" as "related" where …): the records a
+// reference may point at, as a set the database computes once, not a subquery per row (an EXISTS
+// correlated with each row made SQLite walk the whole table to count or page through a rule path;
+// the set lets it read the few rows the reference's index holds for it). Inside another subquery,
+// the referencing table is named by its alias there, and each level has an alias of its own (a
+// rule through two relations: task → project → its organization). An empty reference is in no set
+// (also under `not`, as EXISTS would say). On one record (`oneRowOf`), the reference's record is
+// asked instead: exists (select 1 from "project" as "related" where "related"."id" = "task"."projectId" and …).
 function visitRelated(
   c: RelatedCondition,
   visit: (condition: Condition, named: ReadonlyMap<string, FilterField>, within?: Within) => Visited,
   within: Within | undefined,
+  oneRow: boolean,
 ): Visited {
   const depth = (within?.depth ?? 0) + 1;
   const alias = depth === 1 ? "related" : `related${depth}`;
@@ -209,7 +277,11 @@ function visitRelated(
     build: () => {
       if (denied) return sql<SqlBool>`1 = 0`;
       const conditions = [inner.build(), ...(scope ? [scope.build()] : [])];
-      return sql<SqlBool>`exists (select 1 from ${sql.table(c.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.id`)} = ${sql.ref(`${from}.${c.via}`)} and ${sql.join(conditions, sql` and `)})`;
+      const reference = sql.ref(`${from}.${c.via}`);
+      if (oneRow)
+        return sql<SqlBool>`exists (select 1 from ${sql.table(c.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.id`)} = ${reference} and ${sql.join(conditions, sql` and `)})`;
+      const targets = sql`select ${sql.ref(`${alias}.id`)} from ${sql.table(c.table)} as ${sql.ref(alias)} where ${sql.join(conditions, sql` and `)}`;
+      return sql<SqlBool>`(${reference} is not null and ${reference} in (${targets}))`;
     },
   };
 }

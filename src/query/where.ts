@@ -321,6 +321,21 @@ function bad(path: string, problem: string): APIError {
   return new APIError("BAD_REQUEST", `${path} ${problem}.`, { details: [{ path, message: `${problem}.` }] });
 }
 
+/** Whether a condition asks another table: a related record, or a set of another table's values. */
+export function namesOtherTables(condition: Condition): boolean {
+  switch (condition.kind) {
+    case "and":
+    case "or":
+      return condition.items.some(namesOtherTables);
+    case "not":
+      return namesOtherTables(condition.item);
+    case "related":
+      return true;
+    case "field":
+      return isSubSelect(condition.value);
+  }
+}
+
 /** The fields a condition names, at any depth. */
 export function fieldsNamed(condition: Condition): ReadonlySet<string> {
   const names = new Set<string>();

@@ -6,7 +6,7 @@ import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
 import { RequestCache } from "../core/request-cache.ts";
-import type { Condition } from "../query/where.ts";
+import { type Condition, namesOtherTables } from "../query/where.ts";
 import {
   type AccessContext,
   type AccessRequest,
@@ -29,6 +29,15 @@ export interface Admission {
   hidden: ReadonlySet<string>;
   /** Fields the body sets that she may write on some rows only: the row stored must match. */
   writeGates?: ReadonlyMap<string, Condition>;
+}
+
+/**
+ * Whether what the caller may see depends on other tables (a rule through a relation, a
+ * `memberOf`, a field read on some rows only): a read cache, which forgets on this resource's
+ * writes only, must not keep such answers.
+ */
+export function readsOtherTables({ scope, hidden }: Pick<Admission, "scope" | "hidden">): boolean {
+  return gatesOf(hidden) !== undefined || (scope !== undefined && namesOtherTables(scope));
 }
 
 /** Equal for two callers with the same scope and visibility: part of a cache key. */

@@ -8,7 +8,7 @@ import type { Condition } from "../query/where.ts";
 import { matchesWhere } from "../query/where-match.ts";
 import type { Operation } from "./access.ts";
 import { decide, withOwner, withServerParts } from "./admission.ts";
-import { gatesOf } from "./field-access.ts";
+import { gatesOf, mayNotWrite } from "./field-access.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
 export interface CanOptions {
@@ -28,8 +28,9 @@ export interface Permission {
   /** Fields this caller may not read (on the record `id`, when given). */
   hiddenFields: string[];
   /**
-   * Without an `id`: fields she reads on some records only (a field rule that answered a `Where`).
-   * Given an `id`, each of them is in `hiddenFields` or not, for that record.
+   * Without an `id`: fields she reads (or, with a `body`, writes) on some records only: a field
+   * rule that answered a `Where`. Given an `id`, each is decided for that record: in
+   * `hiddenFields` or not, and a write she may not make there is `allowed: false`.
    */
   fieldsByRecord?: string[];
   /** Why not, when not allowed: the message the request would get. */
@@ -51,9 +52,10 @@ export async function can(
     body: options.body,
   });
   try {
+    let writeGates: ReadonlyMap<string, Condition> | undefined;
     if (operation === "create" || operation === "update") {
       if (operation === "create") access.body = withOwner(rt, access.body, user);
-      await rt.fieldPolicy.checkWrites(access.body, access);
+      writeGates = await rt.fieldPolicy.checkWrites(access.body, access);
     }
     const { scope, where, hidden } = await decide(rt, access);
     const hiddenFields = [...hidden];
@@ -64,7 +66,12 @@ export async function can(
         return { allowed: false, hiddenFields, reason: `No ${rt.resource.name} with this id exists.` };
       for (const [field, gate] of gates ?? [])
         if (!(await rt.store.holds(rt.db, id, gate))) hiddenFields.push(field);
-    } else if (gates) perRecord.fieldsByRecord = [...gates.keys()];
+      // A field she may write on some records only: this record, as it is, must be one of them.
+      for (const [field, gate] of writeGates ?? [])
+        if (!(await rt.store.holds(rt.db, id, gate)))
+          return { allowed: false, hiddenFields, reason: mayNotWrite(field, rt.resource.name).message };
+    } else if (gates || writeGates)
+      perRecord.fieldsByRecord = [...new Set([...(gates?.keys() ?? []), ...(writeGates?.keys() ?? [])])];
     return where
       ? { allowed: true, where, hiddenFields, ...perRecord }
       : { allowed: true, hiddenFields, ...perRecord };

@@ -5,7 +5,7 @@
 // a protected field is a 403 naming it.
 
 import { APIError } from "../core/errors.ts";
-import { type Condition, mapFieldConditions } from "../query/where.ts";
+import type { Condition } from "../query/where.ts";
 import type { FieldAccess, FieldAccessContext, FieldRule } from "./access.ts";
 
 /**
@@ -112,18 +112,6 @@ export function createFieldPolicy(
 export function mayNotWrite(name: string, resource: string): APIError {
   return new APIError("FORBIDDEN", `Access denied: you may not write the field "${name}" of "${resource}".`, {
     details: [{ path: name, message: "You may not write this field." }],
-  });
-}
-
-/**
- * A caller's filter where it names a field she reads on some rows only: each such condition holds
- * only on those rows (`<rule> and <condition>`), so on any other row the answer is the same
- * whatever the field holds: no prefix filter tells its value apart.
- */
-export function gatedFilter(condition: Condition, gates: ReadonlyMap<string, Condition>): Condition {
-  return mapFieldConditions(condition, (c) => {
-    const gate = gates.get(c.field);
-    return gate ? { kind: "and", items: [gate, c] } : c;
   });
 }
 

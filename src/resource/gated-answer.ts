@@ -19,10 +19,30 @@ export async function seenAfterWrite(
   db: Kysely<any>,
   record: Row,
   hidden: ReadonlySet<string>,
+  /** For an update: the fields of those she could read on the record before it (`shownOn`). */
+  shownBefore?: ReadonlySet<string>,
 ): Promise<Row> {
-  if (!gatesOf(hidden)) return withoutHidden(record, hidden);
+  const gates = gatesOf(hidden);
+  if (!gates) return withoutHidden(record, hidden);
   const stored = await rt.store.findById(db, String(record.id), undefined, hidden);
-  return withoutHidden(stored ?? withoutHidden(record, hiddenSomewhere(hidden)), hidden);
+  const seen = withoutHidden(stored ?? withoutHidden(record, hiddenSomewhere(hidden)), hidden);
+  if (!shownBefore) return seen;
+  const unseen = [...gates.keys()].filter((field) => !shownBefore.has(field));
+  return unseen.length ? withoutHidden(seen, new Set(unseen)) : seen;
+}
+
+/** Of the fields the caller reads on some rows only, those she may read on the record `id` as stored now. */
+export async function shownOn(
+  rt: ResourceRuntime,
+  db: Kysely<any>,
+  id: string,
+  hidden: ReadonlySet<string>,
+): Promise<ReadonlySet<string> | undefined> {
+  const gates = gatesOf(hidden);
+  if (!gates) return undefined;
+  const shown = new Set<string>();
+  for (const [field, gate] of gates) if (await rt.store.holds(db, id, gate)) shown.add(field);
+  return shown;
 }
 
 /**

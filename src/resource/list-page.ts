@@ -10,6 +10,7 @@ import type { RecordCodec } from "../db/record-codec.ts";
 import type { ListQuery } from "../query/list-query.ts";
 import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
+import { gatesOf } from "./field-access.ts";
 import { type Cursor, cursorValue, decodeCursor, encodeCursor } from "./keyset.ts";
 import { countRows } from "./list-count.ts";
 import type { listTemplateCache } from "./list-templates.ts";
@@ -67,7 +68,10 @@ export function pagedList({
   const few = size && textIndex?.fewCandidates(database.kysely, table);
   const searchIndex = textIndex?.columns(database.kysely, table);
   return async (main, query, within = {}) => {
-    const filter = query.where ? compileWhere(query.where, fields, profile) : undefined;
+    // A field she reads on some rows only is filtered on those rows only.
+    const filter = query.where
+      ? compileWhere(query.where, fields, profile, "w", { gates: gatesOf(within.hidden) })
+      : undefined;
     const rule = within.scope ? compileScope(within.scope) : undefined;
     const sortBy = query.sortBy ?? defaultSort;
     const binding = { resource: resource.name, sortBy, sortOrder: query.sortOrder };

@@ -36,11 +36,15 @@ export async function authorizePluginRoute<Ctx extends { user: User | null; head
   rule: PluginRule<Ctx> | undefined,
   ctx: EndpointContext,
   site: PluginRuleSite,
-  extra?: Omit<Ctx, "user" | "headers">,
+  extra?: Omit<Ctx, "user" | "headers" | "db" | "cache">,
 ): Promise<User | null> {
   const user = await ctx.getUser();
   if (ctx.overrideAccess) return user;
-  const allowed = await ask(rule, { user, headers: ctx.headers, ...extra } as Ctx, site);
+  const allowed = await ask(
+    rule,
+    { user, headers: ctx.headers, db: ctx.db, cache: ctx.cache, ...extra } as unknown as Ctx,
+    site,
+  );
   if (allowed !== true) throw refused(site);
   return user;
 }
@@ -58,11 +62,15 @@ export async function admitPluginRows<Ctx extends { user: User | null; headers: 
     /** Makes a rule's sets of another resource's values (`memberOf`) SQL: `PluginContext.ruleSets`. */
     sets?: (condition: Condition) => Condition;
   },
-  extra?: Omit<Ctx, "user" | "headers">,
+  extra?: Omit<Ctx, "user" | "headers" | "db" | "cache">,
 ): Promise<PluginAdmission> {
   const user = await ctx.getUser();
   if (ctx.overrideAccess) return { user, scope: undefined };
-  const answer = await ask(rule, { user, headers: ctx.headers, ...extra } as Ctx, site);
+  const answer = await ask(
+    rule,
+    { user, headers: ctx.headers, db: ctx.db, cache: ctx.cache, ...extra } as unknown as Ctx,
+    site,
+  );
   if (answer === true) return { user, scope: undefined };
   if (typeof answer !== "object" || answer === null || Array.isArray(answer)) throw refused(site);
   const named = `the ${site.operation} rule of ${site.subject}`;

@@ -3,11 +3,12 @@
 
 import type { Kysely } from "kysely";
 import type { Database } from "../db/database.ts";
+import type { DialectProfile } from "../db/dialect.ts";
 import { firstRow, runTemplate } from "../db/query-template.ts";
 import { createRecordCodec } from "../db/record-codec.ts";
 import type { ListQuery, PageEdges } from "../query/list-query.ts";
 import type { Condition, FilterField } from "../query/where.ts";
-import { compileWhere } from "../query/where-sql.ts";
+import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
 import { pagedList } from "./list-page.ts";
 import { listTemplateCache } from "./list-templates.ts";
 import { recordTemplates } from "./record-templates.ts";
@@ -93,8 +94,7 @@ export function createRecordStore(
 
   const { insert, findById, findLocked, findVisible, deleteById, scopedTemplates, updateTemplate } =
     recordTemplates(builder, table, columns, profile, returning);
-  const compileScope = (scope: Condition) => compileWhere(scope, fields, profile, "r");
-  const compileGate = (gate: Condition, prefix: string) => compileWhere(gate, fields, profile, prefix);
+  const { compileScope, compileRecordScope, compileGate } = scopeCompilers(fields, profile, table);
   const compilers = { compileScope, compileGate };
   const listTemplates = listTemplateCache(builder, table, profile, defaultSort, nullableFields);
 
@@ -107,7 +107,7 @@ export function createRecordStore(
   };
   const findScoped = (db: Kysely<any>, id: string, scope: Condition | undefined, locked: boolean) => {
     if (!scope) return findOne(db, id, locked ? findLocked : findById);
-    const rule = compileScope(scope);
+    const rule = compileRecordScope(scope);
     const templates = scopedTemplates(rule);
     return findOne(db, id, locked ? templates.lock : templates.find, rule.values);
   };
@@ -121,7 +121,7 @@ export function createRecordStore(
 
   return {
     async holds(trx, id, scope) {
-      const rule = compileScope(scope);
+      const rule = compileRecordScope(scope);
       return (
         (await firstRow(trx, scopedTemplates(rule).hold, Object.assign({ $id: id }, rule.values))) !==
         undefined
@@ -139,7 +139,7 @@ export function createRecordStore(
     async findById(db, id, scope, hidden) {
       const visible = visibleColumns(columns, hidden, ["id"], compileGate);
       if (!visible.columns) return findScoped(db, id, scope, false);
-      const rule = scope ? compileScope(scope) : undefined;
+      const rule = scope ? compileRecordScope(scope) : undefined;
       const values = Object.assign({ $id: id }, rule?.values, visible.values);
       const row = await firstRow<Row>(db, findVisible(visible, rule), values);
       return row ? decodeVisible(row, visible, codec.fromRow) : undefined;
@@ -159,7 +159,7 @@ export function createRecordStore(
     },
     async delete(db, id, scope) {
       if (returning) {
-        const rule = scope ? compileScope(scope) : undefined;
+        const rule = scope ? compileRecordScope(scope) : undefined;
         const template = rule ? scopedTemplates(rule).delete : deleteById;
         const { rows } = await runTemplate<Row>(
           db,
@@ -194,4 +194,40 @@ export function createRecordStore(
     },
     list: pagedList({ resource, database, columns, fields, codec, defaultSort, listTemplates, ...compilers }),
   };
+}
+
+/**
+ * A rule's condition is kept per answer (rule-cache.ts): its SQL is compiled once with it, as a
+ * set for pages (`compileScope`), row by row for statements on one record (`compileRecordScope`),
+ * and as the condition of a field read on some rows only (`compileGate`).
+ */
+function scopeCompilers(fields: ReadonlyMap<string, FilterField>, profile: DialectProfile, table: string) {
+  const compiledOnce = (oneRowOf: string | undefined) => {
+    const kept = new WeakMap<Condition, CompiledWhere>();
+    return (scope: Condition) => {
+      let compiled = kept.get(scope);
+      if (!compiled) {
+        compiled = compileWhere(scope, fields, profile, "r", { oneRowOf });
+        kept.set(scope, compiled);
+      }
+      return compiled;
+    };
+  };
+  const compileScope = compiledOnce(undefined);
+  const compileRecordScope = compiledOnce(table);
+  const gates = new WeakMap<Condition, Map<string, CompiledWhere>>();
+  const compileGate = (gate: Condition, prefix: string) => {
+    let byPrefix = gates.get(gate);
+    if (!byPrefix) {
+      byPrefix = new Map();
+      gates.set(gate, byPrefix);
+    }
+    let compiled = byPrefix.get(prefix);
+    if (!compiled) {
+      compiled = compileWhere(gate, fields, profile, prefix);
+      byPrefix.set(prefix, compiled);
+    }
+    return compiled;
+  };
+  return { compileScope, compileRecordScope, compileGate };
 }

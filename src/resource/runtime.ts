@@ -18,6 +18,7 @@ import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } f
 import { createRecordStore, type RecordStore } from "./record-store.ts";
 import { checkedReferences } from "./reference-reads.ts";
 import type { RelationGraph } from "./relations.ts";
+import { RuleCache } from "./rule-cache.ts";
 import { rulePathFields, throughRelations } from "./rule-paths.ts";
 import type { AnyResource } from "./types.ts";
 
@@ -101,6 +102,8 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
   };
   // A handful of visibilities at most (one per role), each built once.
   const narrowed = new Map<string, ListRules>();
+  // The same answer of a rule is parsed once (a refused one throws each time: nothing is kept).
+  const parsedRules = new RuleCache();
   const runtime: ResourceRuntime = {
     resource,
     db: options.database.kysely,
@@ -134,12 +137,14 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     ruleFields,
     rulePaths,
     parseRule(where, rule) {
-      const parsed = parseRuleWhere(where, rulePaths, rule);
-      try {
-        return parsed && throughRelations(parsed, this);
-      } catch (error) {
-        throw new Error(`crudkit: ${rule} returned an invalid filter: ${(error as Error).message}`);
-      }
+      return parsedRules.get(where, rule, () => {
+        const parsed = parseRuleWhere(where, rulePaths, rule);
+        try {
+          return parsed && throughRelations(parsed, runtime);
+        } catch (error) {
+          throw new Error(`crudkit: ${rule} returned an invalid filter: ${(error as Error).message}`);
+        }
+      });
     },
     readCache: options.readCache,
     log: options.log,

@@ -51,7 +51,11 @@ export function visibleColumns(
 ): VisibleColumns {
   const gated = compile && gatesOf(hidden);
   if ((!hidden || hidden.size === 0) && !gated) return ALL_COLUMNS;
-  const selected = columns.filter((c) => always.includes(c) || (!hidden!.has(c) && gated?.has(c) !== true));
+  // A field she reads on some rows only goes through its condition even where crudkit needs it
+  // (a sort column makes the cursor: there it is null where the rule fails); never the id.
+  const selected = columns.filter(
+    (c) => c === "id" || (gated?.has(c) !== true && (always.includes(c) || !hidden!.has(c))),
+  );
   if (!gated) {
     if (selected.length === columns.length) return ALL_COLUMNS;
     return { key: selected.join(","), columns: selected };
@@ -59,7 +63,7 @@ export function visibleColumns(
   const gates: Gate[] = [];
   const values: Record<string, unknown> = {};
   for (const [field, condition] of gated) {
-    if (!columns.includes(field) || always.includes(field) || hidden!.has(field)) continue;
+    if (!columns.includes(field) || field === "id" || hidden!.has(field)) continue;
     const where = compile(condition, `g${gates.length}_`);
     Object.assign(values, where.values);
     gates.push({ field, marker: `ck_v${gates.length}`, where });

@@ -3,7 +3,7 @@
 // `afterWriteCommit`). Creates, updates, deletes, uploads and the changes a delete cascades to all
 // run through `runWrite`; each states only its statements and the changes they made.
 
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { serverApiOn } from "../core/server-api.ts";
 import { type HookChain, type HookContext, runAfterCommit, runAll } from "./hooks.ts";
 import { extend } from "./runtime.ts";
@@ -117,7 +117,18 @@ export async function runWrite<T>(
   if (db.isTransaction) {
     const outer = openWrites.get(db);
     const write = new Write(db, outer?.root ?? db);
-    const result = await statements(write);
+    // Its own savepoint: a nested write that fails (refused after its statement ran, say) leaves
+    // nothing behind, even when the hook that made it goes on.
+    const savepoint = sql.raw(`ck_nested_${++nestedWrites}`);
+    await sql`savepoint ${savepoint}`.execute(db);
+    let result: T;
+    try {
+      result = await statements(write);
+    } catch (error) {
+      await sql`rollback to savepoint ${savepoint}`.execute(db);
+      throw error;
+    }
+    await sql`release savepoint ${savepoint}`.execute(db);
     if (outer) outer.afterCommit(() => write.settle());
     else await write.settle();
     return result;
@@ -132,6 +143,9 @@ export async function runWrite<T>(
   await write!.settle();
   return result;
 }
+
+/** Names each nested write's savepoint. */
+let nestedWrites = 0;
 
 /** The write each open transaction belongs to, for the writes its hooks make. */
 const openWrites = new WeakMap<Kysely<any>, Write>();

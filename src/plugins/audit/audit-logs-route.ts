@@ -1,11 +1,13 @@
 // GET /audit/logs?resource&operation&recordId&userId&from&to&page&limit → { items, pagination },
 // newest first, behind the audit plugin's own read rule.
 
+import type { Kysely } from "kysely";
 import { z } from "zod";
 import { defineEndpoint } from "../../core/define-endpoint.ts";
 import type { User } from "../../core/identity.ts";
 import { dateFromIso } from "../../core/iso-date.ts";
 import type { PluginContext } from "../../core/plugin.ts";
+import type { RequestCache } from "../../core/request-cache.ts";
 import {
   admitPluginRows,
   dateToColumn,
@@ -27,6 +29,10 @@ import {
 export interface AuditAccessContext {
   user: User | null;
   headers: Headers;
+  /** The database, with the server's authority. */
+  db: Kysely<any>;
+  /** This request's memo: a lookup made through it runs once however many rules ask. */
+  cache: RequestCache;
 }
 
 /** May answer with a `Where` over entries, such as `{ userId: user.id }`: the reader sees only those. */

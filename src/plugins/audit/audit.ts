@@ -72,8 +72,13 @@ export function audit(options: AuditOptions = {}) {
   let insert: QueryTemplate | undefined;
   const record = async (ctx: HookContext, change: EntryChange) => {
     const path = scopePath(ctx.resource);
-    const subject = change.after ?? change.before;
-    if (path && subject) change.scope = tenantOf(await app!.valueAt(ctx.resource, subject, path, ctx.db));
+    if (path) {
+      // The record's tenant after the change, or before it when it has none after (a set-null
+      // cascade, a delete): the entry stays in the trail it belonged to.
+      const of = async (record: Record<string, unknown> | null | undefined) =>
+        record ? tenantOf(await app!.valueAt(ctx.resource, record, path, ctx.db)) : null;
+      change.scope = (await of(change.after)) ?? (await of(change.before));
+    }
     const row = toRow(buildEntry(ctx, change, entryOptions), app!.profile);
     insert ??= compileTemplate(
       app!.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, slot(c)]))),

@@ -3,11 +3,13 @@
 // create, update and delete (HTTP or app.api) moves the resource's generation on after it commits
 // (afterWriteCommit, which asks for no record, so updates read nothing extra for it).
 
+import type { Kysely } from "kysely";
 import type { Endpoint } from "../../core/endpoint.ts";
 import { Versioned } from "../../core/etag.ts";
 import type { User } from "../../core/identity.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CachedRead, CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
+import type { RequestCache } from "../../core/request-cache.ts";
 import { PRIVATE, versionedResponse } from "../../core/respond.ts";
 import {
   type AnyResourceHooks,
@@ -21,6 +23,10 @@ import { memoryStore } from "./memory-store.ts";
 export interface CacheAccessContext {
   user: User | null;
   headers: Headers;
+  /** The database, with the server's authority. */
+  db: Kysely<any>;
+  /** This request's memo: a lookup made through it runs once however many rules ask. */
+  cache: RequestCache;
 }
 
 export interface CacheOptions {

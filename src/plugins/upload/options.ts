@@ -1,6 +1,8 @@
 // Options of the upload plugin, with the spec's defaults.
 
+import type { Kysely } from "kysely";
 import type { MaybePromise, User } from "../../core/identity.ts";
+import type { RequestCache } from "../../core/request-cache.ts";
 import type { PluginRowRule, PluginRule } from "../../kit/index.ts";
 import type { StorageAdapter } from "../../storage/adapter.ts";
 import type { FileNaming } from "./file-naming.ts";
@@ -14,6 +16,10 @@ export interface UploadAccessContext {
   operation: UploadOperation;
   /** The file's id (read, download, delete). */
   id?: string;
+  /** The database, with the server's authority. */
+  db: Kysely<any>;
+  /** This request's memo: a lookup made through it runs once however many rules ask. */
+  cache: RequestCache;
 }
 
 export type UploadAccessRule = PluginRule<UploadAccessContext>;

@@ -190,7 +190,8 @@ async function readFiles(
   const scope = await readScope(state.access, ctx, app.profile);
   const byRecord = state.ownedFileAccess === "record";
   if (scope === false && !byRecord) return [];
-  let query = app.db
+  // ctx.db: inside a write's hooks (`ctx.api`), its transaction, which sees its own files.
+  let query = ctx.db
     .selectFrom(UPLOADED_FILES)
     .selectAll()
     .where("id", "in", [...ids]);

@@ -3,9 +3,9 @@
 import type { Endpoint } from "../../core/endpoint.ts";
 import type { CachedRead } from "../../core/plugin.ts";
 import { type ListQuery, paginate, parseListQuery } from "../../query/list-query.ts";
-import { type Admission, admit, scopeKey } from "../admission.ts";
+import { type Admission, admit, readsOtherTables, scopeKey } from "../admission.ts";
 import { type ExpandNode, expandRecords, parseExpand } from "../expand.ts";
-import { gatedFilter, gatesOf, gatesOnly, withoutHidden } from "../field-access.ts";
+import { gatesOnly, withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
 import type { Readers } from "../related-access.ts";
 import { namesRelatedFields, scopeRelatedFilters } from "../relation-filter.ts";
@@ -54,8 +54,6 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       // A caller who may not read a field cannot search, sort or filter on it either.
       const rules = rt.listRulesFor(admission.hidden);
       const query = parseListQuery(ctx.query, rules, EXPAND, ctx.where);
-      const gates = gatesOf(admission.hidden);
-      if (gates && query.where) query.where = gatedFilter(query.where, gates);
       const expand = parseExpand(ctx.query.expand, rt, admission.hidden);
       const related = query.where !== undefined && namesRelatedFields(query.where, rules.filterable);
       // One set of related read admissions for the request: a relation filtered on and expanded
@@ -64,7 +62,10 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
       if (related) query.where = await scopeRelatedFilters(query.where!, rt, ctx, rules.filterable, readers);
       // Other resources' records change without telling this resource's cache: lists that expand
       // or filter on them are not cached.
-      const cached = rt.readCache && ctx.source === "http" && !expand && !related ? rt.readCache : undefined;
+      const cached =
+        rt.readCache && ctx.source === "http" && !expand && !related && !readsOtherTables(admission)
+          ? rt.readCache
+          : undefined;
       // The key is the parsed query, so `?page=1` and no page share an entry (only a cache needs it).
       const key = cached
         ? `${query.cursor ?? query.page}|${query.limit}|${query.count}|${query.sortBy ?? ""}|${query.sortOrder}|${query.search ?? ""}|${query.where ? JSON.stringify(query.where) : ""}`

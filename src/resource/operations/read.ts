@@ -3,7 +3,7 @@
 import type { Endpoint } from "../../core/endpoint.ts";
 import { etagOf, Versioned } from "../../core/etag.ts";
 import type { CachedRead } from "../../core/plugin.ts";
-import { type Admission, admit, scopeKey } from "../admission.ts";
+import { type Admission, admit, readsOtherTables, scopeKey } from "../admission.ts";
 import { type ExpandNode, expandRecords, parseExpand } from "../expand.ts";
 import { gatesOnly, withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
@@ -58,7 +58,9 @@ export function readEndpoint(rt: ResourceRuntime): Endpoint {
       };
       // Server code always reads the database; HTTP callers may be answered from the cache, unless
       // they expand: other resources' records change without telling this one's cache.
-      return rt.readCache && ctx.source === "http" && !expand ? rt.readCache.serve(read, load) : load(read);
+      // Nor answers whose rules read other tables: those change without telling this cache either.
+      const cached = rt.readCache && ctx.source === "http" && !expand && !readsOtherTables(admission);
+      return cached ? rt.readCache!.serve(read, load) : load(read);
     },
   };
 }

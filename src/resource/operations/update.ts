@@ -6,8 +6,9 @@ import { APIError } from "../../core/errors.ts";
 import { checkIfMatch, Versioned } from "../../core/etag.ts";
 import { fieldsNamed } from "../../query/where.ts";
 import { admit } from "../admission.ts";
+import { gatesOf } from "../field-access.ts";
 import { syncFiles, touchesFiles } from "../file-fields.ts";
-import { checkGatedWrites, seenAfterWrite } from "../gated-answer.ts";
+import { checkGatedWrites, seenAfterWrite, shownOn } from "../gated-answer.ts";
 import { runTransforming } from "../hooks.ts";
 import { ifMatchOf } from "../if-match.ts";
 import { checkReferenceRows, referenceChecks } from "../reference-reads.ts";
@@ -50,13 +51,18 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
         owned !== undefined ||
         ifMatch !== undefined ||
         references !== undefined ||
-        writeGates !== undefined;
-      const record = await runWrite(ctx.db, locked || hooks.afterUpdate.length > 0, async (write) => {
+        writeGates !== undefined ||
+        gatesOf(hidden) !== undefined;
+      const written = await runWrite(ctx.db, locked || hooks.afterUpdate.length > 0, async (write) => {
         const { db } = write;
         const previous = locked ? await rt.store.findForUpdate(db, id, scope) : undefined;
         if (locked && !previous) notFound(rt, id);
         if (ifMatch) checkIfMatch(ifMatch, await seenAfterWrite(rt, db, previous!, hidden), resource.name);
         if (references) await checkReferenceRows(db, references);
+        // A field read or written on some rows only: the row before the change must be one of
+        // them too, or moving a record (to another organization) would show or set it.
+        await checkGatedWrites(rt, db, id, writeGates);
+        const shownBefore = await shownOn(rt, db, id, hidden);
         const record = changed.length
           ? await rt.store.update(db, id, changes)
           : (previous ?? (await rt.store.findById(db, id)));
@@ -68,9 +74,9 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
           if (released.length) write.afterCommit(() => owned.files.collect(released));
         }
         await write.changed(rt, base, { record, previous });
-        return record;
+        return { record, shownBefore };
       });
-      const visible = await seenAfterWrite(rt, ctx.db, record, hidden);
+      const visible = await seenAfterWrite(rt, ctx.db, written.record, hidden, written.shownBefore);
       return new Versioned(visible, visible, false);
     },
   };
