@@ -6,6 +6,8 @@
 // "cached" ones a third API process with cache() on, all on the same databases. Cached throughput
 // is also compared with the uncached API's in the same run.
 //   --rows <n>: the scale bench instead (bench/scale.ts): n seeded rows, lists on SQLite and PostgreSQL
+//   --teams: the teams bench instead (bench/teams.ts): --rows tasks (1000000) over 1,000 organizations,
+//   memberOf against a copied column and a plain rule, on SQLite and PostgreSQL (or --db)
 //   --realtime: the realtime bench only (bench/realtime.ts): 1,000 subscribers, 100 writes/s; the
 //   full run (no --only) ends with it too. --subscribers <n> (1000), --rate <writes/s> (100)
 //   --only <text>: just the scenarios whose name contains it, and no 100 MiB upload
@@ -35,6 +37,7 @@ import {
   type Target,
   USER_HEADERS,
 } from "./servers.ts";
+import { runTeams } from "./teams.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -47,6 +50,7 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     rows: { type: "string" },
     realtime: { type: "boolean" },
+    teams: { type: "boolean" },
     "coalesced-reference": { type: "boolean" },
     source: { type: "boolean" },
     subscribers: { type: "string", default: "1000" },
@@ -425,7 +429,14 @@ const realtimeBench = async () => {
   if (!ok) process.exitCode = 1;
 };
 buildPackage();
-if (args.rows) await runScale({ rows: Number(args.rows), rounds: ROUNDS, only: args.only, db: args.db });
+if (args.teams)
+  await runTeams({
+    rows: Number(args.rows ?? 1_000_000),
+    rounds: ROUNDS,
+    connections: CONNECTIONS,
+    db: args.db,
+  });
+else if (args.rows) await runScale({ rows: Number(args.rows), rounds: ROUNDS, only: args.only, db: args.db });
 else if (args.realtime) await realtimeBench();
 else {
   await main();
