@@ -28,7 +28,30 @@ export interface ContextDeps {
 
 const NO_QUERY: Record<string, string | undefined> = Object.freeze({});
 
-export class HttpContext implements EndpointContext {
+/**
+ * What both kinds of context make on first use, for rules and hooks: the request's memo, and the
+ * app's operations on this context's database (`ctx.api`).
+ */
+abstract class RequestParts {
+  abstract readonly db: Kysely<any>;
+  abstract readonly headers: Headers;
+  #cache: RequestCache | undefined;
+  #api: ServerApi | undefined;
+
+  constructor(protected readonly deps: ContextDeps) {}
+
+  get cache(): RequestCache {
+    this.#cache ??= new RequestCache();
+    return this.#cache;
+  }
+
+  get api(): ServerApi {
+    this.#api ??= serverApi(this.deps.serverCalls, this.db, this.headers);
+    return this.#api;
+  }
+}
+
+export class HttpContext extends RequestParts implements EndpointContext {
   readonly source = "http" as const;
   readonly overrideAccess = false;
   readonly db: Kysely<any>;
@@ -36,18 +59,17 @@ export class HttpContext implements EndpointContext {
   #user: Promise<User | null> | undefined;
   #body: Promise<unknown> | undefined;
   #identified = false;
-  #cache: RequestCache | undefined;
-  #api: ServerApi | undefined;
 
   #ip: string | undefined | null = null;
 
   constructor(
     readonly request: Request,
     readonly params: Record<string, string>,
-    private readonly deps: ContextDeps,
+    deps: ContextDeps,
     /** The socket's address; `ip` is the client's, which a trusted proxy may name. */
     private readonly socketAddress: string | undefined,
   ) {
+    super(deps);
     this.db = deps.db;
   }
 
@@ -59,16 +81,6 @@ export class HttpContext implements EndpointContext {
 
   get headers(): Headers {
     return this.request.headers;
-  }
-
-  get cache(): RequestCache {
-    this.#cache ??= new RequestCache();
-    return this.#cache;
-  }
-
-  get api(): ServerApi {
-    this.#api ??= serverApi(this.deps.serverCalls, this.db, this.headers);
-    return this.#api;
   }
 
   get query(): Record<string, string | undefined> {
@@ -148,7 +160,7 @@ export interface CallOptions {
   idempotencyKey?: string;
 }
 
-export class InProcessContext implements EndpointContext {
+export class InProcessContext extends RequestParts implements EndpointContext {
   readonly source = "server" as const;
   readonly request = undefined;
   readonly ip = undefined;
@@ -159,31 +171,20 @@ export class InProcessContext implements EndpointContext {
   readonly where: unknown;
   readonly overrideAccess: boolean;
   #user: Promise<User | null> | undefined;
-  #cache: RequestCache | undefined;
-  #api: ServerApi | undefined;
 
   constructor(
     private readonly options: CallOptions,
-    private readonly deps: ContextDeps,
+    deps: ContextDeps,
     /** Where the call runs: the app's database, or the transaction of the write whose hook calls. */
     db: Kysely<any> = deps.db,
   ) {
+    super(deps);
     this.db = db;
     this.headers = validHeaders(options.headers, options);
     this.params = options.params ? checkedParams(options.params) : {};
     this.query = options.query ? stringValues(options.query) : NO_QUERY;
     this.where = whereOf(options.query, deps.jsonDepth);
     this.overrideAccess = options.overrideAccess === true;
-  }
-
-  get cache(): RequestCache {
-    this.#cache ??= new RequestCache();
-    return this.#cache;
-  }
-
-  get api(): ServerApi {
-    this.#api ??= serverApi(this.deps.serverCalls, this.db, this.headers);
-    return this.#api;
   }
 
   async readBody(): Promise<unknown> {

@@ -10,10 +10,12 @@
  *   ctx.cache.get(`teams:${ctx.user?.id}`, async () => ["a", "b"]);
  */
 export class RequestCache {
-  readonly #values = new Map<string, unknown>();
+  // Made on first use: most requests never ask.
+  #values: Map<string, unknown> | undefined;
 
   /** The value kept under `key`, or what `load` gives (a promise is kept as it is, so callers share it). */
   get<T>(key: string, load: () => T): T {
+    this.#values ??= new Map();
     if (this.#values.has(key)) return this.#values.get(key) as T;
     const value = load();
     this.#values.set(key, value);
@@ -21,10 +23,10 @@ export class RequestCache {
   }
 
   has(key: string): boolean {
-    return this.#values.has(key);
+    return this.#values?.has(key) === true;
   }
 
   delete(key: string): boolean {
-    return this.#values.delete(key);
+    return this.#values?.delete(key) === true;
   }
 }

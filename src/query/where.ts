@@ -349,16 +349,25 @@ export function fieldsNamed(condition: Condition): ReadonlySet<string> {
   return names;
 }
 
-/** The condition with each condition on a field replaced by `map`'s (conditions on other records kept). */
-export function mapFieldConditions(condition: Condition, map: (c: FieldCondition) => Condition): Condition {
+/**
+ * The condition with each condition on a field replaced by `map`'s; conditions on other records
+ * are kept as they are, or (`intoRelated`) mapped inside too.
+ */
+export function mapFieldConditions(
+  condition: Condition,
+  map: (c: FieldCondition) => Condition,
+  intoRelated = false,
+): Condition {
+  const again = (c: Condition) => mapFieldConditions(c, map, intoRelated);
   switch (condition.kind) {
     case "and":
     case "or":
-      return { kind: condition.kind, items: condition.items.map((item) => mapFieldConditions(item, map)) };
+      return { kind: condition.kind, items: condition.items.map(again) };
     case "not":
-      return { kind: "not", item: mapFieldConditions(condition.item, map) };
+      return { kind: "not", item: again(condition.item) };
     case "related":
-      return condition;
+      if (!intoRelated) return condition;
+      return { ...condition, item: again(condition.item), scope: condition.scope && again(condition.scope) };
     case "field":
       return map(condition);
   }

@@ -63,46 +63,46 @@ export async function admit(
   let body: unknown;
   if (writes) {
     body = await ctx.readBody();
-    if (!free) {
-      if (operation === "create") body = withOwner(rt, body, user);
-      await rt.fieldPolicy.checkWrites(body, {
-        user,
-        headers: ctx.headers,
-        operation,
-        resource: resource.name,
-        db: ctx.db,
-        cache: ctx.cache,
-      });
-    }
+    if (!free && operation === "create") body = withOwner(rt, body, user);
   }
-  const admission = free
-    ? { user, data: NO_DATA, scope: undefined, where: undefined, hidden: NO_FIELDS }
-    : await decide(rt, {
-        user,
-        headers: ctx.headers,
-        operation,
-        resource: resource.name,
-        id: ctx.params.id,
-        body,
-        db: ctx.db,
-        cache: ctx.cache,
-      });
+  if (free) {
+    const admission: Admission = {
+      user,
+      data: NO_DATA,
+      scope: undefined,
+      where: undefined,
+      hidden: NO_FIELDS,
+    };
+    if (writes) admission.data = validated(rt, operation, body);
+    return admission;
+  }
+  // What the rules see (the field rules too, before and after validation). One literal: this runs
+  // on every request.
+  const access: AccessContext = {
+    user,
+    headers: ctx.headers,
+    operation,
+    resource: resource.name,
+    id: ctx.params.id,
+    body,
+    db: ctx.db,
+    cache: ctx.cache,
+  };
+  if (writes) await rt.fieldPolicy.checkWrites(body, access);
+  const admission = await decide(rt, access);
   // Validation comes after the rule (DESIGN §4): a refused caller learns nothing about the schema.
   if (writes) {
-    admission.data = operation === "create" ? rt.validator.create(body) : rt.validator.update(body);
+    admission.data = validated(rt, operation, body);
     // The field rules again, on what will be stored: every field of the validated value the
     // caller could have set (a schema default she did not send is not hers).
-    if (!free && !rt.fieldPolicy.open)
-      admission.writeGates = await rt.fieldPolicy.checkWrites(callerSet(rt, body, admission.data), {
-        user,
-        headers: ctx.headers,
-        operation,
-        resource: resource.name,
-        db: ctx.db,
-        cache: ctx.cache,
-      });
+    if (!rt.fieldPolicy.open)
+      admission.writeGates = await rt.fieldPolicy.checkWrites(callerSet(rt, body, admission.data), access);
   }
   return admission;
+}
+
+function validated(rt: ResourceRuntime, operation: Operation, body: unknown): Record<string, unknown> {
+  return operation === "create" ? rt.validator.create(body) : rt.validator.update(body);
 }
 
 /** Runs the operation's rule and the field rules for a caller (also what `app.can` asks). */

@@ -8,7 +8,7 @@
 // value the shape cannot describe (undefined, NaN, a function, a class other than Date or
 // `valuesOf`'s) keeps nothing: it is parsed each time.
 
-import { type Condition, isSubSelect, ValuesOf } from "../query/where.ts";
+import { type Condition, isSubSelect, mapFieldConditions, ValuesOf } from "../query/where.ts";
 
 /** At most this many shapes, and answers, are kept per resource; past it the cache starts again. */
 const LIMIT = 1000;
@@ -124,23 +124,14 @@ function verbatim(condition: Condition | undefined, texts: readonly string[]): b
 
 /** The condition with each value (and each item of a list of values) made by `map`, at any depth. */
 function mapValues(condition: Condition, map: (value: unknown) => unknown): Condition {
-  switch (condition.kind) {
-    case "and":
-    case "or":
-      return { kind: condition.kind, items: condition.items.map((item) => mapValues(item, map)) };
-    case "not":
-      return { kind: "not", item: mapValues(condition.item, map) };
-    case "related":
-      return {
-        ...condition,
-        item: mapValues(condition.item, map),
-        scope: condition.scope ? mapValues(condition.scope, map) : condition.scope,
-      };
-    case "field": {
-      const { value } = condition;
+  return mapFieldConditions(
+    condition,
+    (c) => {
+      const { value } = c;
       if (isSubSelect(value))
-        return { ...condition, value: { ...value, where: value.where && mapValues(value.where, map) } };
-      return { ...condition, value: Array.isArray(value) ? value.map(map) : map(value) };
-    }
-  }
+        return { ...c, value: { ...value, where: value.where && mapValues(value.where, map) } };
+      return { ...c, value: Array.isArray(value) ? value.map(map) : map(value) };
+    },
+    true,
+  );
 }

@@ -16,7 +16,7 @@ import {
 } from "../../kit/index.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
-import { AUDIT_LOGS, auditLogsTable, toRow } from "./audit-table.ts";
+import { AUDIT_LOGS, auditLogsTable, scopedAuditLogsTable, toRow } from "./audit-table.ts";
 
 export type AuditedOperation = "create" | "update" | "delete" | "read" | "list";
 
@@ -108,7 +108,7 @@ export function audit(options: AuditOptions = {}) {
 
   return {
     id: "audit",
-    tables: [auditLogsTable],
+    tables: [options.scope === undefined ? auditLogsTable : scopedAuditLogsTable],
     hooks,
     endpoints: (context: PluginContext) => [auditLogsRoute(context, options.access?.read)],
     async init(context: PluginContext) {
