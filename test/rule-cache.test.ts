@@ -29,7 +29,11 @@ describe("RuleCache", () => {
   it("parses a shape once and gives each answer its own text", () => {
     const cache = new RuleCache();
     const { parse, calls } = counting();
-    const alice = cache.get({ ownerId: "alice", status: "open" }, "r", parse({ ownerId: "alice", status: "open" }));
+    const alice = cache.get(
+      { ownerId: "alice", status: "open" },
+      "r",
+      parse({ ownerId: "alice", status: "open" }),
+    );
     const bob = cache.get({ ownerId: "bob", status: "open" }, "r", parse({ ownerId: "bob", status: "open" }));
     expect(valuesIn(alice)).toEqual(["alice", "open"]);
     expect(valuesIn(bob)).toEqual(["bob", "open"]);
