@@ -105,3 +105,12 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Tests' identity: the caller named by the `x-user` header, checked by nobody. */
+export function userFromHeader(request: Request): { id: string } | null {
+  const id = request.headers.get("x-user");
+  return id ? { id } : null;
+}
+
+/** Call options (or `call` options) that name the caller `id`. */
+export const as = (id: string) => ({ headers: { "x-user": id } });

@@ -7,7 +7,7 @@ import { audit } from "crudkit-api/plugins";
 import { beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
-import { call } from "./helpers.ts";
+import { as, call, userFromHeader } from "./helpers.ts";
 
 /** What the hooks saw, in order: "<what> <name>". */
 const seen: string[] = [];
@@ -100,13 +100,8 @@ const makeApp = (database: DatabaseOptions) =>
     autoMigrate: true,
     resources: [organization, membership, board, card],
     plugins: [audit({ access: { read: true } })],
-    identify: (request) => {
-      const id = request.headers.get("x-user");
-      return id ? { id } : null;
-    },
+    identify: userFromHeader,
   });
-
-const as = (id: string) => ({ headers: { "x-user": id } });
 
 forEachDialect((dialect) => {
   const app = appPerDialect(dialect, makeApp);

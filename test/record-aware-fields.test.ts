@@ -7,7 +7,7 @@ import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit-a
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
-import { call } from "./helpers.ts";
+import { as, call, userFromHeader } from "./helpers.ts";
 
 // `notes` is read and written by the task's assignee only; unassigned tasks (a null assignee)
 // make the rule unknown in SQL, not false.
@@ -58,12 +58,8 @@ const makeApp = (database: DatabaseOptions) =>
     database,
     autoMigrate: true,
     resources: [task, log],
-    identify: (request) => {
-      const id = request.headers.get("x-user");
-      return id ? { id } : null;
-    },
+    identify: userFromHeader,
   });
-const as = (id: string) => ({ headers: { "x-user": id } });
 
 forEachDialect((dialect) => {
   const app = appPerDialect(dialect, makeApp);

@@ -10,7 +10,7 @@ import { audit } from "crudkit-api/plugins";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
-import { call } from "./helpers.ts";
+import { as, call, userFromHeader } from "./helpers.ts";
 
 const organization = createResource({
   name: "organization",
@@ -128,13 +128,8 @@ const makeApp = (database: DatabaseOptions) =>
       }),
     ],
     log: (message, error) => logged.push(`${message} ${String((error as Error | undefined)?.message ?? "")}`),
-    identify: (request) => {
-      const id = request.headers.get("x-user");
-      return id ? { id } : null;
-    },
+    identify: userFromHeader,
   });
-
-const as = (id: string) => ({ headers: { "x-user": id } });
 
 forEachDialect((dialect) => {
   const app = appPerDialect(dialect, makeApp);
