@@ -88,6 +88,14 @@ export interface DialectProfile {
   readonly rowValueKeyset: boolean;
   /** Nulls sort first ascending only when told (PostgreSQL sorts them last). */
   readonly explicitNullsOrder: boolean;
+  /**
+   * A page narrowed through another table (a rule path) picks its ids first, then reads those
+   * rows: `where id in (select id … order by … limit ?)`. PostgreSQL then sorts the matches from
+   * an index alone and reads only the page's rows, not every match's (a member of 3 of 1,000
+   * organizations: 3,000 rows read and sorted for 20). MySQL refuses LIMIT in an IN subquery;
+   * SQLite's planner already walks the reference's index.
+   */
+  readonly lateRowLookup: boolean;
 
   /** The column type for a portable type; `keyed` columns (keys, indexed) may need a bounded one. */
   columnType(type: ColumnType, keyed: boolean): ColumnDataType | Expression<unknown>;

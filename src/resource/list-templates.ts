@@ -1,7 +1,7 @@
 // The statements of a list, one pair per shape of query (the filter's shape, never its values, is
 // in the key): the page (by offset or keyset), its count, and the capped counts of list-count.ts.
 
-import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
+import { type Expression, type Kysely, type SelectQueryBuilder, type SqlBool, sql } from "kysely";
 import type { DialectProfile } from "../db/dialect.ts";
 import { compileTemplate, slot } from "../db/query-template.ts";
 import type { ListQuery } from "../query/list-query.ts";
@@ -67,18 +67,26 @@ export function listTemplateCache(
           keysetCondition(sortBy, ascending, keyset.valueIsNull, nullable, profile.rowValueKeyset),
         );
       const direction = ascending ? "asc" : "desc";
-      // Nulls first ascending and last descending everywhere; PostgreSQL's own default is the reverse.
-      page =
-        profile.explicitNullsOrder && nullable
-          ? page.orderBy(
-              sql`${sql.ref(sortBy)} ${sql.raw(direction)} nulls ${sql.raw(ascending ? "first" : "last")}`,
-            )
-          : page.orderBy(sortBy, direction);
-      if (sortBy !== "id") page = page.orderBy("id", direction);
+      const ordered = <Q extends SelectQueryBuilder<any, any, any>>(select: Q): Q => {
+        // Nulls first ascending and last descending everywhere; PostgreSQL's own default is the reverse.
+        const bySort =
+          profile.explicitNullsOrder && nullable
+            ? select.orderBy(
+                sql`${sql.ref(sortBy)} ${sql.raw(direction)} nulls ${sql.raw(ascending ? "first" : "last")}`,
+              )
+            : select.orderBy(sortBy, direction);
+        return (sortBy === "id" ? bySort : bySort.orderBy("id", direction)) as Q;
+      };
+      const paged = <Q extends SelectQueryBuilder<any, any, any>>(select: Q): Q =>
+        (keyset ? select.limit(slot("limit")) : select.limit(slot("limit")).offset(slot("offset"))) as Q;
+      const throughRelation = [rule?.shape, filter?.shape].some((shape) => shape?.includes("rel("));
+      if (profile.lateRowLookup && throughRelation) {
+        // The page's ids from the index, then only their rows (see DialectProfile.lateRowLookup).
+        const ids = paged(ordered(page.clearSelect().select(`${table}.id`)));
+        page = ordered(selectVisible(builder.selectFrom(table), visible).where("id", "in", ids));
+      } else page = paged(ordered(page));
       templates = {
-        page: compileTemplate(
-          keyset ? page.limit(slot("limit")) : page.limit(slot("limit")).offset(slot("offset")),
-        ),
+        page: compileTemplate(page),
         count: compileTemplate(count),
         narrowed: conditions.length > 0,
         capped: compileTemplate(

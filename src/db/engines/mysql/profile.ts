@@ -41,6 +41,7 @@ export const mysqlProfile: DialectProfile = {
   // MariaDB does not turn `(a, b) > (?, ?)` into an index range; the OR form it does.
   rowValueKeyset: false,
   explicitNullsOrder: false,
+  lateRowLookup: false,
   columnType: (type, keyed) =>
     type === "text"
       ? // LONGTEXT, as MySQL's TEXT holds only 64 KiB and a string field without a maximum must

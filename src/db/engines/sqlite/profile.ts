@@ -41,6 +41,7 @@ export const sqliteProfile: DialectProfile = {
   textIndex: fts5TextIndex,
   rowValueKeyset: true,
   explicitNullsOrder: false,
+  lateRowLookup: false,
   columnType: (type) => TYPES[type],
   untimedMigration: undefined,
   dateLiteral: (date) => date.toISOString(),
