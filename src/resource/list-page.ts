@@ -116,9 +116,12 @@ export function pagedList({
     );
     const tableRows = !main.isTransaction && size ? await size() : 0;
     const db = tableRows > BIG_TABLE && !(await cheap(tableRows)) ? readers!.pick() : main;
-    const total =
-      query.count === "none" ? null : await countRows(db, database, table, templates, values, query.count);
-    const { rows } = await runTemplate<Row>(db, templates.page, values);
+    // Side by side: on a pool (PostgreSQL, MySQL) the count and the page take two connections and
+    // the list waits for the slower one, not for both; a single connection runs them in turn.
+    const [total, { rows }] = await Promise.all([
+      query.count === "none" ? null : countRows(db, database, table, templates, values, query.count),
+      runTemplate<Row>(db, templates.page, values),
+    ]);
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
     if (cursor?.direction === "before") page.reverse();
