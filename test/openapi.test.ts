@@ -94,6 +94,18 @@ describe("the OpenAPI document", () => {
     expect(served.body).toEqual(JSON.parse(JSON.stringify(document)));
   });
 
+  it("tells each field's bounds and formats, as forms built from it need them", () => {
+    const schemas = (app.openapi() as any).components.schemas;
+    expect(schemas.ProductCreate.properties.name).toEqual({ type: "string", minLength: 1, maxLength: 100 });
+    expect(schemas.ProductCreate.properties.price).toEqual({ type: "number", minimum: 0 });
+    expect(schemas.Product.properties.note).toEqual({
+      anyOf: [{ type: "string", maxLength: 100 }, { type: "null" }],
+    });
+    expect(schemas.ReviewCreate.properties.rating).toEqual({ type: "integer", minimum: 1, maximum: 5 });
+    // An integer without bounds says nothing of Zod's safe-integer limits.
+    expect(schemas.Product.properties.cost).toEqual({ type: "number" });
+  });
+
   it("covers every operation, list parameter, error and security scheme", () => {
     const document = app.openapi() as any;
     expect(Object.keys(document.paths)).toEqual(

@@ -17,13 +17,13 @@ export function schemaName(resource: string, suffix = ""): string {
 function valueSchema(field: Field): JsonSchema {
   switch (field.kind) {
     case "string":
-      return { type: "string" };
+      return { type: "string", ...field.constraints };
     case "enum":
       return { type: "string", enum: [...(field.enumValues ?? [])] };
     case "integer":
-      return { type: "integer" };
+      return { type: "integer", ...field.constraints };
     case "number":
-      return { type: "number" };
+      return { type: "number", ...field.constraints };
     case "boolean":
       return { type: "boolean" };
     case "date":

@@ -1,7 +1,7 @@
 // Reads a Zod object schema once, at startup, into the field model that columns, record
 // conversion and input validation are derived from. Nothing here runs per request.
 
-import type { z } from "zod";
+import { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
 import { type FileRefSpec, marksOf, type ReferenceSpec } from "./field-marks.ts";
 
@@ -25,6 +25,11 @@ export interface Field {
   reference?: ReferenceSpec;
   /** The uploaded file it holds the id of (`fileRef()`). */
   file?: FileRefSpec;
+  /**
+   * Its value's bounds and format as JSON Schema keywords (`minLength`, `maximum`, `format`,
+   * `pattern`…), for the OpenAPI document and the forms built from it. Empty when it has none.
+   */
+  constraints?: Readonly<Record<string, unknown>>;
 }
 
 type Def = {
@@ -46,7 +51,15 @@ export function readFields(schema: z.ZodObject): Field[] {
 }
 
 function readField(name: string, schema: z.ZodType): Field {
-  const field: Field = { name, kind: "json", optional: false, nullable: false, hasDefault: false, schema };
+  const field: Field = {
+    name,
+    kind: "json",
+    optional: false,
+    nullable: false,
+    hasDefault: false,
+    schema,
+    constraints: NO_CONSTRAINTS,
+  };
   let current = schema;
   for (;;) {
     const marks = marksOf(current);
@@ -79,8 +92,43 @@ function readField(name: string, schema: z.ZodType): Field {
     }
     field.kind = kindOf(current, d);
     if (field.kind === "enum") field.enumValues = enumValuesOf(d);
+    if (field.kind === "string" || field.kind === "integer" || field.kind === "number")
+      field.constraints = constraintsOf(current);
     return field;
   }
+}
+
+const NO_CONSTRAINTS: Readonly<Record<string, unknown>> = Object.freeze({});
+const CONSTRAINT_KEYWORDS = [
+  "minLength",
+  "maxLength",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "format",
+  "pattern",
+] as const;
+
+/** A string's or number's checks as JSON Schema keywords, by Zod's own conversion. */
+function constraintsOf(schema: z.ZodType): Readonly<Record<string, unknown>> {
+  let converted: Record<string, unknown>;
+  try {
+    converted = z.toJSONSchema(schema, { unrepresentable: "any" }) as Record<string, unknown>;
+  } catch {
+    // A schema from another copy of zod this one cannot read: no bounds to tell, not an error.
+    return NO_CONSTRAINTS;
+  }
+  const found: Record<string, unknown> = {};
+  for (const keyword of CONSTRAINT_KEYWORDS) {
+    const value = converted[keyword];
+    // Zod's integer bounds (±2^53 - 1) say nothing a reader needs.
+    if (value === undefined || (typeof value === "number" && Math.abs(value) >= Number.MAX_SAFE_INTEGER))
+      continue;
+    found[keyword] = value;
+  }
+  return Object.keys(found).length === 0 ? NO_CONSTRAINTS : found;
 }
 
 function kindOf(schema: z.ZodType, d: Def): FieldKind {
