@@ -111,6 +111,7 @@ export function createExampleApp(options: ExampleOptions) {
     resources: [product, order, review],
     // The API reference at /api/docs, from the OpenAPI document at /api/openapi.json.
     docs: true,
+    admin: { title: "Example shop admin" },
     // Live changes: GET /api/products/events, or client.product.subscribe(…).
     realtime: options.realtime === undefined || options.realtime === true ? true : options.realtime,
     plugins: [

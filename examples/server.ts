@@ -61,6 +61,7 @@ console.log(`crudkit example API listening on ${running.url}/api`);
 console.log(`API key: ${key}`);
 console.log(`User API key (sees only her own orders): ${userKey}`);
 console.log(`Web page (uses crudkit-api/client): ${running.url}/`);
+console.log(`Admin (sign in with an API key above): ${running.url}/api/admin`);
 console.log("Try:");
 console.log(
   `  curl -s -X POST ${running.url}/api/product -H 'content-type: application/json' -H 'x-api-key: ${key}' -d '{"name":"Hat","price":5}'`,

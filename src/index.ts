@@ -1,5 +1,6 @@
 // crudkit: resource definitions become a REST API on a real SQL database.
 
+export type { AdminOptions } from "./admin/admin.ts";
 export { type CrudkitApp, type CrudkitOptions, crudkit } from "./app/app.ts";
 export type {
   ApiMethod,

@@ -2,6 +2,7 @@
 // `handler` and in-process by `api`.
 
 import type { Kysely } from "kysely";
+import { type AdminOptions, admin } from "../admin/admin.ts";
 import type { RealtimeEvent, SubscribeOptions } from "../client/subscribe.ts";
 import type { ResourceApi } from "../core/api-types.ts";
 import { clientAddressOf, type TrustProxy } from "../core/client-address.ts";
@@ -91,6 +92,13 @@ export interface CrudkitOptions<
    * served from the `@scalar/api-reference` package (install it; no CDN). @default false
    */
   docs?: boolean;
+  /**
+   * The admin page at `<basePath>/admin`: browse, filter and edit every resource under the
+   * signed-in caller's own rules, served from the package's files (no CDN). It reads the OpenAPI
+   * document, so `openapi` stays on. @default false
+   * @example admin: { title: "Shop admin" }
+   */
+  admin?: boolean | AdminOptions;
   /**
    * Let browsers on other origins call the API: preflights answer 204, and answers carry
    * `Access-Control-Allow-Origin` for an allowed origin (and `Vary: Origin`). @default none
@@ -182,7 +190,7 @@ export interface AppRealtime<R extends AnyResource> {
 const CLOSE_GRACE_MS = 10_000;
 
 const CRUDKIT_OPTION_KEYS = optionKeys<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>>()(
-  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log openapi docs cors trustProxy realtime",
+  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log openapi docs admin cors trustProxy realtime",
 );
 
 /**
@@ -221,7 +229,7 @@ export function crudkit<
   const realtime = options.realtime
     ? realtimePlugin(options.realtime, { runtimes, identify, log, likeFolds: database.profile.likeFolds })
     : undefined;
-  const plugins: readonly CrudkitPlugin[] = realtime ? [...given, realtime] : given;
+  const plugins = withPages(options, given, realtime);
   const relations = readRelations(options.resources);
   const files = plugins.find((p) => p.files)?.files;
   if (relations.ownsFiles && !files)
@@ -385,6 +393,18 @@ function openAppDatabase(
   }
 }
 
+/** The given plugins, then the admin page's (`admin`), then realtime's (its hooks hear a change last). */
+function withPages(
+  options: Pick<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>, "admin" | "openapi">,
+  given: readonly CrudkitPlugin[],
+  realtime: CrudkitPlugin | undefined,
+): readonly CrudkitPlugin[] {
+  if (options.admin && options.openapi === false)
+    throw new ConfigError("admin reads the OpenAPI document; openapi cannot be false.");
+  const adminPage = options.admin ? [admin(options.admin === true ? {} : options.admin)] : [];
+  return [...given, ...adminPage, ...(realtime ? [realtime] : [])];
+}
+
 /** What plugins are given of the app: its database, limits, and the resources' rules by name. */
 function pluginContextOf(
   database: Database,
@@ -416,6 +436,22 @@ function pluginContextOf(
     ruleSets: (condition) => {
       const any = runtimes.values().next().value;
       return any ? pluginRuleSets(condition, any) : condition;
+    },
+    // Read when asked: the runtimes are made after the plugins are given this context.
+    get resources() {
+      return [...runtimes.values()].map(({ resource }) => ({ name: resource.name, plural: resource.plural }));
+    },
+    can: async (operation, resource, ctx, asked = {}) => {
+      const runtime = runtimes.get(resource);
+      if (!runtime)
+        return { allowed: false, hiddenFields: [], reason: `There is no resource named "${resource}".` };
+      const { where: _rows, ...answer } = await can(runtime, operation, {
+        user: await ctx.getUser(),
+        headers: ctx.headers,
+        ...asked,
+      });
+      // The rule's rows stay on the server: a plugin's answer says whether, not which.
+      return answer;
     },
     hiddenFields: async (resource, { user, headers }) => {
       const runtime = runtimes.get(resource);

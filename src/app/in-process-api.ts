@@ -4,7 +4,7 @@
 import type { Kysely } from "kysely";
 import { type CallOptions, type ContextDeps, InProcessContext } from "../core/context.ts";
 import type { Endpoint } from "../core/endpoint.ts";
-import { toAPIError } from "../core/errors.ts";
+import { APIError, toAPIError } from "../core/errors.ts";
 import { Versioned } from "../core/etag.ts";
 import { toResponse } from "../core/http-handler.ts";
 import type { InFlight } from "../core/in-flight.ts";
@@ -44,9 +44,14 @@ export function buildApi(
   // What `ctx.api` in hooks finds by name (ContextDeps.serverCalls reads this map).
   const calls = serverCallsOf(deps);
   for (const endpoint of endpoints) {
+    const pathParams = [...endpoint.path.matchAll(/:([A-Za-z_]\w*)/g)].map((m) => m[1]!);
     const run = async (options: CallOptions, db: Kysely<any>) => {
       inFlight.begin();
       try {
+        // A caller without types may leave a path's id out: the 400 says how to give it.
+        for (const name of pathParams)
+          if (typeof options.params?.[name] !== "string")
+            throw new APIError("BAD_REQUEST", `${name} is missing: pass params: { ${name}: "…" }.`);
         const starting = startup();
         if (starting) await starting;
         const result = await endpoint.handler(new InProcessContext(options, deps, db));

@@ -68,6 +68,30 @@ export interface PluginContext {
    * made SQL: give it to `admitPluginRows` as `sets`.
    */
   ruleSets(condition: Condition): Condition;
+  /** The app's resources: each one's name and the plural of its list path. */
+  readonly resources: readonly { readonly name: string; readonly plural: string }[];
+  /**
+   * What `app.can()` answers the caller of `ctx` about `operation` on `resource` (on the record
+   * `id`, for a `body`): her own rules, asked without running the operation. An unknown resource
+   * is not allowed.
+   */
+  can(
+    operation: "create" | "read" | "update" | "delete" | "list",
+    resource: string,
+    ctx: EndpointContext,
+    options?: { id?: string; body?: unknown },
+  ): Promise<PluginPermission>;
+}
+
+/** `app.can()`'s answer, as plugins get it. */
+export interface PluginPermission {
+  allowed: boolean;
+  /** Fields the caller may not read (on the record asked about, when one was). */
+  hiddenFields: string[];
+  /** Fields whose rules answer per record (asked without a record). */
+  fieldsByRecord?: string[];
+  /** Why not, when not allowed: the message the request would get. */
+  reason?: string;
 }
 
 export interface CrudkitPlugin {

@@ -1,0 +1,252 @@
+// A resource's list: an ARIA grid of the fields the caller may read, sorted by a column header,
+// searched, filtered with the API's operators per field type, paged by cursors with an estimated
+// count (no count(*) over a big table, no OFFSET). Its whole state is the API query in the URL.
+
+import { html } from "htm/preact";
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, request } from "./api.ts";
+import type { Session } from "./main.ts";
+import { type FieldModel, operatorsFor } from "./model.ts";
+import { listHref, recordHref } from "./route.ts";
+import { ShowRequest } from "./show-request.ts";
+import { t } from "./strings.ts";
+
+type Row = Record<string, unknown>;
+
+interface Page {
+  items: Row[];
+  pagination: { total: number | null; nextCursor: string | null; prevCursor: string | null };
+}
+
+/** Display of one cell: short, and text only (never markup from the data). */
+export function cellText(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "boolean") return value ? t.yes : t.no;
+  const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+const FILTER = /^filter\[([^\]]+)\](?:\[([^\]]+)\])?$/;
+
+export function ListView({
+  session,
+  resource,
+  query,
+}: {
+  session: Session;
+  resource: string;
+  query: URLSearchParams;
+}) {
+  const model = session.model.resources.get(resource)!;
+  const access = session.access.get(resource)!;
+  const hidden = new Set(access.hiddenFields);
+  const fields = model.fields.filter((f) => !hidden.has(f.name));
+  const [page, setPage] = useState<Page>();
+  const [failure, setFailure] = useState<string>();
+  const apiQuery = new URLSearchParams(query);
+  apiQuery.set("count", "estimated");
+  if (!apiQuery.has("limit")) apiQuery.set("limit", "20");
+  const url = `${session.config.basePath}/${model.plural}?${apiQuery}`;
+
+  useEffect(() => {
+    let live = true;
+    setFailure(undefined);
+    request<Page>(session.credential, "GET", url)
+      .then((answer) => live && setPage(answer.body))
+      .catch((error) => live && setFailure(error instanceof ApiError ? error.message : String(error)));
+    return () => {
+      live = false;
+    };
+  }, [url, session.credential]);
+
+  const go = (change: (q: URLSearchParams) => void) => {
+    const next = new URLSearchParams(query);
+    next.delete("cursor");
+    change(next);
+    location.hash = listHref(resource, next);
+  };
+  const sortBy = query.get("sortBy") ?? "createdAt";
+  const sortOrder = query.get("sortOrder") ?? "desc";
+  const filters = [...query.entries()].flatMap(([key, value]) => {
+    const m = FILTER.exec(key);
+    return m ? [{ key, field: m[1]!, op: m[2] ?? "eq", value }] : [];
+  });
+
+  return html`
+    <section aria-labelledby="list-title">
+      <div class="bar">
+        <h2 id="list-title">${model.plural}</h2>
+        ${
+          access.create.allowed
+            ? html`<a class="button" href=${recordHref(resource, "new")}>${t.newRecord(resource)}</a>`
+            : html`<button type="button" disabled aria-describedby="create-why">${t.newRecord(resource)}</button>
+                <span id="create-why" class="why">${access.create.reason}</span>`
+        }
+      </div>
+      <div class="tools">
+        ${model.searchable && html`<${SearchBox} value=${query.get("search") ?? ""} onSearch=${(v: string) => go((q) => (v ? q.set("search", v) : q.delete("search")))} />`}
+        <${FilterForm} fields=${fields} onAdd=${(key: string, value: string) => go((q) => q.set(key, value))} />
+        ${
+          model.sortable.includes(sortBy) &&
+          html`<${JumpTo} field=${fields.find((f) => f.name === sortBy)} order=${sortOrder}
+            onJump=${(value: string) => go((q) => q.set(`filter[${sortBy}][${sortOrder === "asc" ? "gte" : "lte"}]`, value))} />`
+        }
+      </div>
+      ${
+        filters.length > 0 &&
+        html`<ul class="chips" aria-label=${t.filters}>
+          ${filters.map(
+            (f) => html`<li>
+              <span>${f.field} ${f.op} ${f.value}</span>
+              <button type="button" aria-label=${t.removeFilter(`${f.field} ${f.op} ${f.value}`)} onClick=${() => go((q) => q.delete(f.key))}>×</button>
+            </li>`,
+          )}
+        </ul>`
+      }
+      ${failure && html`<p role="alert" class="error">${failure}</p>`}
+      ${!page && !failure && html`<p role="status">${t.loading}</p>`}
+      ${
+        page &&
+        html`<${Grid} resource=${resource} fields=${fields} rows=${page.items} sortable=${model.sortable} sortBy=${sortBy} sortOrder=${sortOrder} onSort=${(
+          field: string,
+        ) =>
+          go((q) => {
+            q.set("sortBy", field);
+            q.set("sortOrder", sortBy === field && sortOrder === "asc" ? "desc" : "asc");
+          })} />`
+      }
+      ${
+        page &&
+        html`<div class="pager">
+          <span role="status">${page.pagination.total === null ? "" : t.about(page.pagination.total)}</span>
+          <button type="button" disabled=${!page.pagination.prevCursor} onClick=${() => go((q) => q.set("cursor", page.pagination.prevCursor!))}>${t.previous}</button>
+          <button type="button" disabled=${!page.pagination.nextCursor} onClick=${() => go((q) => q.set("cursor", page.pagination.nextCursor!))}>${t.next}</button>
+        </div>`
+      }
+      <${ShowRequest} method="GET" url=${url} call=${`client.${resource}.list(${JSON.stringify(listCallOptions(apiQuery))})`} />
+    </section>
+  `;
+}
+
+function Grid(props: {
+  resource: string;
+  fields: FieldModel[];
+  rows: Row[];
+  sortable: string[];
+  sortBy: string;
+  sortOrder: string;
+  onSort: (field: string) => void;
+}) {
+  const { resource, fields, rows, sortable, sortBy, sortOrder, onSort } = props;
+  if (rows.length === 0) return html`<p>${t.noRows}</p>`;
+  const sortState = (name: string) =>
+    name === sortBy ? (sortOrder === "asc" ? "ascending" : "descending") : "none";
+  return html`
+    <div class="grid-wrap">
+      <table role="grid" aria-labelledby="list-title" aria-rowcount=${rows.length + 1}>
+        <thead>
+          <tr>
+            ${fields.map(
+              (
+                f,
+              ) => html`<th scope="col" aria-sort=${sortable.includes(f.name) ? sortState(f.name) : undefined}>
+                ${sortable.includes(f.name) ? html`<button type="button" title=${t.sortBy(f.name)} onClick=${() => onSort(f.name)}>${f.name}</button>` : f.name}
+              </th>`,
+            )}
+          </tr>
+        </thead>
+        <tbody>
+          ${rows.map(
+            (row) => html`<tr>
+              ${fields.map((f, i) =>
+                i === 0
+                  ? html`<td><a href=${recordHref(resource, String(row.id))} aria-label=${t.open(String(row.id))}>${cellText(row[f.name])}</a></td>`
+                  : html`<td>${cellText(row[f.name])}</td>`,
+              )}
+            </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+  `;
+}
+
+function SearchBox({ value, onSearch }: { value: string; onSearch: (v: string) => void }) {
+  const [text, setText] = useState(value);
+  return html`<form role="search" onSubmit=${(e: Event) => {
+    e.preventDefault();
+    onSearch(text.trim());
+  }}>
+    <label for="list-search">${t.search}</label>
+    <input id="list-search" type="search" maxlength="200" value=${text} onInput=${(e: Event) => setText((e.target as HTMLInputElement).value)} />
+  </form>`;
+}
+
+function FilterForm({
+  fields,
+  onAdd,
+}: {
+  fields: FieldModel[];
+  onAdd: (key: string, value: string) => void;
+}) {
+  const [name, setName] = useState(fields[0]?.name ?? "");
+  const field = fields.find((f) => f.name === name) ?? fields[0];
+  const operators = field ? operatorsFor(field.type) : [];
+  const [op, setOp] = useState(operators[0] ?? "eq");
+  const [value, setValue] = useState("");
+  if (!field) return null;
+  const chosen = operators.includes(op) ? op : operators[0]!;
+  const submit = (event: Event) => {
+    event.preventDefault();
+    onAdd(`filter[${field.name}][${chosen}]`, chosen === "isNull" ? value || "true" : value);
+    setValue("");
+  };
+  return html`<form class="filter" aria-label=${t.filters} onSubmit=${submit}>
+    <label for="filter-field">${t.field}</label>
+    <select id="filter-field" value=${field.name} onChange=${(e: Event) => setName((e.target as HTMLSelectElement).value)}>
+      ${fields.map((f) => html`<option value=${f.name}>${f.name}</option>`)}
+    </select>
+    <label for="filter-op">${t.operator}</label>
+    <select id="filter-op" value=${chosen} onChange=${(e: Event) => setOp((e.target as HTMLSelectElement).value)}>
+      ${operators.map((o) => html`<option value=${o}>${o}</option>`)}
+    </select>
+    <label for="filter-value">${t.value}</label>
+    <input id="filter-value" value=${value} required=${chosen !== "isNull"} onInput=${(e: Event) => setValue((e.target as HTMLInputElement).value)} />
+    <button type="submit">${t.addFilter}</button>
+  </form>`;
+}
+
+function JumpTo({
+  field,
+  order,
+  onJump,
+}: {
+  field?: FieldModel;
+  order: string;
+  onJump: (v: string) => void;
+}) {
+  const [value, setValue] = useState("");
+  if (!field) return null;
+  const type = field.type === "number" || field.type === "integer" ? "number" : "text";
+  return html`<form class="jump" onSubmit=${(e: Event) => {
+    e.preventDefault();
+    if (value) onJump(value);
+  }}>
+    <label for="jump-value">${t.jumpTo} (${field.name} ${order === "asc" ? "≥" : "≤"})</label>
+    <input id="jump-value" type=${type} step="any" value=${value} onInput=${(e: Event) => setValue((e.target as HTMLInputElement).value)} />
+    <button type="submit">${t.jump}</button>
+  </form>`;
+}
+
+/** The typed client's options for an API list query: filters as a `where` object. */
+function listCallOptions(query: URLSearchParams): Record<string, unknown> {
+  const options: Record<string, unknown> = {};
+  const where: Record<string, Record<string, string>> = {};
+  for (const [key, value] of query) {
+    const m = FILTER.exec(key);
+    if (m) where[m[1]!] = { ...where[m[1]!], [m[2] ?? "eq"]: value };
+    else options[key] = key === "limit" ? Number(value) : value;
+  }
+  if (Object.keys(where).length > 0) options.where = where;
+  return options;
+}

@@ -1,0 +1,50 @@
+// Where the admin is, in the URL's hash, so reload, back and a shared link bring it back:
+//   #/<resource>?<the list's own API query>   a list (sort, search, filters, cursor)
+//   #/<resource>/new                           a new record's form
+//   #/<resource>/<id>                          a record's form
+// The list's state is the API's query itself: what the page asks is what the URL says.
+
+import { useEffect, useState } from "preact/hooks";
+
+export interface Route {
+  resource?: string;
+  /** A record's id, or "new". */
+  id?: string;
+  query: URLSearchParams;
+}
+
+export function parseRoute(hash: string): Route {
+  const text = hash.replace(/^#\/?/, "");
+  const mark = text.indexOf("?");
+  const path = mark < 0 ? text : text.slice(0, mark);
+  const query = new URLSearchParams(mark < 0 ? "" : text.slice(mark + 1));
+  const [resource, ...rest] = path.split("/").map((part) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  });
+  const id = rest.join("/");
+  return { resource: resource || undefined, id: id || undefined, query };
+}
+
+export function listHref(resource: string, query?: URLSearchParams): string {
+  const text = query?.toString();
+  return `#/${encodeURIComponent(resource)}${text ? `?${text}` : ""}`;
+}
+
+export function recordHref(resource: string, id: string): string {
+  return `#/${encodeURIComponent(resource)}/${encodeURIComponent(id)}`;
+}
+
+/** The current route, following the hash. */
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const follow = () => setRoute(parseRoute(location.hash));
+    addEventListener("hashchange", follow);
+    return () => removeEventListener("hashchange", follow);
+  }, []);
+  return route;
+}

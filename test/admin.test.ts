@@ -1,0 +1,403 @@
+// Issue 34: the admin page, driven in headless Chromium by role and label against the example app
+// on SQLite and PostgreSQL: the admin with every right, and a customer held to her own orders who
+// must never see their cost. Checked with axe (light and dark) and screenshotted into
+// test-artifacts/admin-*.png; the CSP, the size budget and the page's origin are asserted.
+
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { AxeBuilder } from "@axe-core/playwright";
+import { serve } from "crudkit-api/node";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createExampleApp, type ExampleApp } from "../examples/app.ts";
+import { ADMIN_CSP } from "../src/admin/admin.ts";
+import { chromiumPresent, launchChromium } from "./chromium.ts";
+import { forEachDialect } from "./dialects.ts";
+
+const ADMIN_KEY = "admin-test-key";
+const USER_KEY = "customer-test-key";
+const root = new URL("..", import.meta.url).pathname;
+const artifacts = join(root, "test-artifacts");
+const suite = chromiumPresent || process.env.CI ? describe : describe.skip;
+
+let browser: Browser | undefined;
+beforeAll(async () => {
+  if (chromiumPresent || process.env.CI) browser = await launchChromium();
+}, 60_000);
+afterAll(() => browser?.close());
+
+describe("the admin's code", () => {
+  it("never asks for the server's authority: no overrideAccess anywhere in src/admin", () => {
+    const files = readdirSync(join(root, "src/admin"), { recursive: true, withFileTypes: true })
+      .filter((f) => f.isFile())
+      .map((f) => join(f.parentPath, f.name));
+    expect(files.length).toBeGreaterThan(5);
+    for (const file of files) expect(readFileSync(file, "utf8"), file).not.toMatch(/overrideAccess/);
+  });
+});
+
+forEachDialect(
+  (dialect) => {
+    let app: ExampleApp;
+    let origin = "";
+    let close: () => Promise<void> = async () => {};
+    let dir = "";
+    const ids: Record<string, string> = {};
+
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "crudkit-admin-"));
+      app = createExampleApp({
+        database: await dialect.fresh(),
+        apiKey: ADMIN_KEY,
+        userApiKey: USER_KEY,
+        uploadDir: join(dir, "uploads"),
+        spoolDir: join(dir, "spool"),
+        cache: false,
+      });
+      const running = await serve(app, { port: 0, hostname: "127.0.0.1" });
+      origin = running.url;
+      close = () => running.close();
+      const server = { overrideAccess: true } as const;
+      for (let n = 1; n <= 30; n++)
+        await app.api.createProduct({
+          body: { name: `Product ${n}`, price: n * 40, status: "active" },
+          ...server,
+        });
+      const admin = { headers: { "x-api-key": ADMIN_KEY } };
+      const customer = { headers: { "x-api-key": USER_KEY } };
+      ids.adminOrder = (
+        await app.api.createOrder({ body: { item: "Crate", quantity: 2, cost: 31 }, ...admin })
+      ).id;
+      ids.herOrder = (await app.api.createOrder({ body: { item: "Scarf", quantity: 1 }, ...customer })).id;
+      await app.api.updateOrder({ params: { id: ids.herOrder! }, body: { cost: 7 }, ...admin });
+      const product = (await app.api.listProducts({ ...admin, query: { limit: 1 } })).items[0]!;
+      ids.review = (await app.api.createReview({ body: { productId: product.id, rating: 4 }, ...admin })).id;
+    }, 120_000);
+    afterAll(async () => {
+      await close();
+      await app?.close();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    /** A fresh browser context, signed in with `key`, its requests recorded. */
+    async function signedIn(key: string, colorScheme: "light" | "dark" = "light") {
+      const context = await browser!.newContext({ colorScheme });
+      const page = await context.newPage();
+      // A step that cannot happen fails in seconds, naming what it waited for.
+      page.setDefaultTimeout(5000);
+      const requests: string[] = [];
+      const errors: string[] = [];
+      page.on("request", (r) => requests.push(r.url()));
+      page.on("pageerror", (e) => errors.push(e.message));
+      await page.goto(`${origin}/api/admin`);
+      await page.getByLabel("Key or token").fill(key);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("navigation", { name: "Resources" }).waitFor();
+      return { context, page, requests, errors };
+    }
+
+    const grid = (page: Page) => page.getByRole("grid");
+    const column = async (page: Page, index: number) =>
+      grid(page).locator(`tbody tr td:nth-child(${index})`).allTextContents();
+
+    suite("in headless Chromium", () => {
+      it("is served with a strict CSP, hashed assets cached for good, within its 60 KB budget", async () => {
+        const res = await fetch(`${origin}/api/admin`);
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-security-policy")).toBe(ADMIN_CSP);
+        expect(ADMIN_CSP).not.toMatch(/unsafe-/);
+        const html = await res.text();
+        const assets = [...html.matchAll(/(?:src|href)="([^"]+\/admin\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+        expect(assets).toHaveLength(2);
+        let gzipped = 0;
+        for (const asset of assets) {
+          const file = await fetch(`${origin}${asset}`);
+          expect(file.status).toBe(200);
+          expect(file.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+          gzipped += gzipSync(Buffer.from(await file.arrayBuffer())).length;
+        }
+        expect(gzipped).toBeLessThanOrEqual(60 * 1024);
+        // Only the build's own files: no path reaches anything else on the disk.
+        for (const name of ["..%2Fmanifest.json", "manifest.json", "..%2F..%2Fpackage.json", "x.js"]) {
+          const other = await fetch(`${origin}/api/admin/assets/${name}`);
+          expect(other.status, name).toBe(404);
+          expect((await other.json()).code).toBe("NOT_FOUND");
+        }
+        // A NUL in a path is refused before any route, as everywhere.
+        expect((await fetch(`${origin}/api/admin/assets/x%00.js`)).status).toBe(400);
+      });
+
+      it("a wrong key shows the 401's message; the admin sees every resource, and nothing leaves the origin", async () => {
+        const context = await browser!.newContext();
+        const page = await context.newPage();
+        const requests: string[] = [];
+        page.on("request", (r) => requests.push(r.url()));
+        await page.goto(`${origin}/api/admin`);
+        await page.getByLabel("Key or token").fill("not-a-key");
+        await page.getByRole("button", { name: "Sign in" }).click();
+        await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/key/i);
+        await page.getByLabel("Key or token").fill(ADMIN_KEY);
+        await page.getByRole("button", { name: "Sign in" }).click();
+        const nav = page.getByRole("navigation", { name: "Resources" });
+        await nav.waitFor();
+        expect(await nav.getByRole("link").allTextContents()).toEqual(["products", "orders", "reviews"]);
+        await nav.getByRole("link", { name: "products" }).click();
+        await grid(page).waitFor();
+        expect(requests.length).toBeGreaterThan(3);
+        for (const url of requests) expect(new URL(url).origin, url).toBe(origin);
+        await context.close();
+      });
+
+      it("sorts by a header, filters and jumps to a value, pages by cursor; the URL restores it all", async () => {
+        const { context, page, errors } = await signedIn(ADMIN_KEY);
+        await page.getByRole("link", { name: "products" }).click();
+        await grid(page).waitFor();
+        await page.getByRole("button", { name: "price" }).click();
+        await expect.poll(() => page.url()).toContain("sortBy=price");
+        const priceColumn =
+          1 + (await grid(page).locator("thead th").allTextContents()).findIndex((h) => h.trim() === "price");
+        await expect
+          .poll(() => column(page, priceColumn))
+          .toEqual(Array.from({ length: 20 }, (_, i) => String((i + 1) * 40)));
+        expect(await page.locator('th[aria-sort="ascending"]').textContent()).toContain("price");
+        // Jump to a value on the sort column: price ≥ 900, no page numbers.
+        await page.getByLabel(/Jump to value/).fill("900");
+        await page.getByRole("button", { name: "Go" }).click();
+        await expect
+          .poll(() => column(page, priceColumn))
+          .toEqual(["920", "960", "1000", "1040", "1080", "1120", "1160", "1200"]);
+        // A filter of the API's own operators.
+        await page.getByLabel("Field", { exact: true }).selectOption("name");
+        await page.getByLabel("Operator", { exact: true }).selectOption("endsWith");
+        await page.getByLabel("Value", { exact: true }).fill("0");
+        await page.getByRole("button", { name: "Add filter" }).click();
+        await expect.poll(() => column(page, priceColumn)).toEqual(["1200"]);
+        const url = page.url();
+        await page.reload();
+        await expect.poll(() => column(page, priceColumn)).toEqual(["1200"]);
+        expect(page.url()).toBe(url);
+        await page.getByRole("button", { name: /Remove filter name endsWith 0/ }).click();
+        await page.getByRole("button", { name: /Remove filter price gte 900/ }).click();
+        await expect.poll(() => column(page, priceColumn)).toHaveLength(20);
+        await page.getByRole("button", { name: "Next page" }).click();
+        await expect
+          .poll(() => column(page, priceColumn))
+          .toEqual(Array.from({ length: 10 }, (_, i) => String((i + 21) * 40)));
+        expect(page.url()).toContain("cursor=");
+        await page.goBack();
+        await expect.poll(() => column(page, priceColumn)).toHaveLength(20);
+        expect(errors).toEqual([]);
+        await context.close();
+      });
+
+      it("creates and edits through a form with native constraints, If-Match on save, the server's 400 on its field", async () => {
+        const { context, page, errors } = await signedIn(ADMIN_KEY);
+        await page.getByRole("link", { name: "products" }).click();
+        await page.getByRole("link", { name: "New product" }).click();
+        const price = page.getByLabel("price");
+        expect(await price.getAttribute("min")).toBe("0");
+        expect(await page.getByLabel("name *").getAttribute("required")).not.toBeNull();
+        expect(await page.getByLabel("status").evaluate((e) => e.tagName)).toBe("SELECT");
+        await page.getByLabel("name *").fill("Admin-made lamp");
+        await price.fill("55");
+        await page.getByLabel("status").selectOption("active");
+        await page.getByRole("button", { name: "Create" }).click();
+        await page.getByRole("heading", { name: /^product / }).waitFor();
+        const id = decodeURIComponent(page.url().split("/").at(-1)!);
+        expect((await app.api.readProduct({ params: { id }, overrideAccess: true })).price).toBe(55);
+        // An edit carries the version it was made on.
+        const sent = page.waitForRequest((r) => r.method() === "PATCH");
+        await page.getByLabel("price").fill("60");
+        await page.getByRole("button", { name: "Save" }).click();
+        expect((await sent).headers()["if-match"]).toMatch(/^"/);
+        await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+        // Client checks bypassed: the server's 400 lands on the field it names.
+        await page.locator("form").evaluate((f) => ((f as HTMLFormElement).noValidate = true));
+        await page.getByLabel("price").fill("-5");
+        await page.getByRole("button", { name: "Save" }).click();
+        await expect.poll(() => page.getByLabel("price").getAttribute("aria-invalid")).toBe("true");
+        const describedBy = (await page.getByLabel("price").getAttribute("aria-describedby"))!;
+        expect(await page.locator(`#${describedBy.split(" ")[0]}`).textContent()).toMatch(/0|greater|least/i);
+        expect((await app.api.readProduct({ params: { id }, overrideAccess: true })).price).toBe(60);
+        expect(errors).toEqual([]);
+        await context.close();
+      });
+
+      it("a customer never meets the cost, sees only her orders, and a forged PATCH is refused with nothing changed", async () => {
+        const { context, page } = await signedIn(USER_KEY);
+        await page.getByRole("link", { name: "orders" }).click();
+        await grid(page).waitFor();
+        const headers = (await grid(page).locator("thead th").allTextContents()).map((h) => h.trim());
+        expect(headers).not.toContain("cost");
+        expect(await grid(page).locator("tbody tr").count()).toBe(1);
+        expect(
+          await page.getByLabel("Field", { exact: true }).locator("option").allTextContents(),
+        ).not.toContain("cost");
+        await grid(page).getByRole("link").first().click();
+        await page.getByLabel("item").waitFor();
+        expect(await page.locator("#field-cost").count()).toBe(0);
+        expect(await page.content()).not.toMatch(/cost/i);
+        // Another's order by its URL: the same 404 as a missing id.
+        await page.goto(`${origin}/api/admin#/order/${ids.adminOrder}`);
+        await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/No order/);
+        const status = await page.evaluate(
+          async ([url, key]) =>
+            (
+              await fetch(url!, {
+                method: "PATCH",
+                headers: { "content-type": "application/json", "x-api-key": key! },
+                body: JSON.stringify({ item: "Stolen" }),
+              })
+            ).status,
+          [`${origin}/api/order/${ids.adminOrder}`, USER_KEY],
+        );
+        expect(status).toBe(404);
+        expect(
+          (await app.api.readOrder({ params: { id: ids.adminOrder! }, overrideAccess: true })).item,
+        ).toBe("Crate");
+        await context.close();
+      });
+
+      it("a record she may not change is a read-only form, each disabled control saying why", async () => {
+        const { context, page } = await signedIn(USER_KEY);
+        await page.goto(`${origin}/api/admin#/review/${ids.review}`);
+        await page.getByLabel("rating").waitFor();
+        expect(await page.getByLabel("rating").isDisabled()).toBe(true);
+        const save = page.getByRole("button", { name: "Save" });
+        expect(await save.isDisabled()).toBe(true);
+        const why = await page.locator(`#${await save.getAttribute("aria-describedby")}`).textContent();
+        expect(why).toMatch(/may not|not allowed|permission/i);
+        const remove = page.getByRole("button", { name: "Delete" });
+        expect(await remove.isDisabled()).toBe(true);
+        expect(await page.locator(`#${await remove.getAttribute("aria-describedby")}`).textContent()).toMatch(
+          /./,
+        );
+        await context.close();
+      });
+
+      it("passes axe (no serious or critical violation) on list and form, light and dark; screenshots kept", async () => {
+        mkdirSync(artifacts, { recursive: true });
+        for (const scheme of ["light", "dark"] as const) {
+          const { context, page } = await signedIn(ADMIN_KEY, scheme);
+          const check = async (name: string) => {
+            const { violations } = await new AxeBuilder({ page }).analyze();
+            const bad = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+            expect(
+              bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(", ")}`),
+              name,
+            ).toEqual([]);
+            await page.screenshot({
+              path: join(artifacts, `admin-${dialect.name}-${name}-${scheme}.png`),
+              fullPage: true,
+            });
+          };
+          await page.getByRole("link", { name: "products" }).click();
+          await grid(page).waitFor();
+          await check("list");
+          await grid(page).getByRole("link").first().click();
+          await page.getByLabel("price").waitFor();
+          await check("form");
+          await context.close();
+        }
+      });
+    });
+  },
+  ["sqlite", "postgres"],
+);
+
+// The permissions endpoint the page reads, over HTTP on the three databases: the caller's own
+// rules, never which rows; hostile queries are 400s.
+forEachDialect((dialect) => {
+  let app: ExampleApp;
+  let dir = "";
+  const ids: Record<string, string> = {};
+  const admin = { headers: { "x-api-key": ADMIN_KEY } };
+  const customer = { headers: { "x-api-key": USER_KEY } };
+  const ask = async (query: string, as: Record<string, string> = customer.headers) => {
+    const res = await app.handler(new Request(`http://local/api/admin/permissions${query}`, { headers: as }));
+    return { status: res.status, body: await res.json() };
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "crudkit-admin-permissions-"));
+    app = createExampleApp({
+      database: await dialect.fresh(),
+      apiKey: ADMIN_KEY,
+      userApiKey: USER_KEY,
+      uploadDir: join(dir, "uploads"),
+      cache: false,
+    });
+    ids.adminOrder = (
+      await app.api.createOrder({ body: { item: "Crate", quantity: 2, cost: 31 }, ...admin })
+    ).id;
+    ids.herOrder = (await app.api.createOrder({ body: { item: "Scarf", quantity: 1 }, ...customer })).id;
+  });
+  afterAll(async () => {
+    await app?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("per resource: what she may list and create, and the fields she never reads", async () => {
+    const { status, body } = await ask("");
+    expect(status).toBe(200);
+    const order = body.resources.find((r: { name: string }) => r.name === "order");
+    expect(order).toEqual({
+      name: "order",
+      plural: "orders",
+      list: { allowed: true },
+      create: { allowed: true },
+      hiddenFields: ["cost"],
+    });
+    const anonymous = await ask("", {});
+    expect(anonymous.body.resources.every((r: { list: { allowed: boolean } }) => !r.list.allowed)).toBe(true);
+    expect(anonymous.body.resources[0].list.reason).toMatch(/./);
+    expect((await ask("", { "x-api-key": "wrong" })).status).toBe(401);
+  });
+
+  it("per record: another's order is the same answer as a missing id, and never says which rows", async () => {
+    const other = await ask(`?resource=order&id=${ids.adminOrder}&fields=item,cost`);
+    const missing = await ask("?resource=order&id=no-such-order&fields=item,cost");
+    expect(other.status).toBe(200);
+    expect(other.body.update.allowed).toBe(false);
+    expect(other.body.read.reason?.replace(ids.adminOrder!, "X")).toBe(
+      missing.body.read.reason?.replace("no-such-order", "X"),
+    );
+    const hers = await ask(`?resource=order&id=${ids.herOrder}&fields=item,quantity,cost`);
+    expect(hers.body.update).toEqual({ allowed: true });
+    expect(hers.body.hiddenFields).toEqual(["cost"]);
+    expect(Object.keys(hers.body.readOnly)).toEqual(["cost"]);
+    expect(JSON.stringify(hers.body)).not.toMatch(/ownerId|example-customer/);
+    const mine = await ask(`?resource=order&id=${ids.herOrder}&fields=item,cost`, admin.headers);
+    expect(mine.body).toMatchObject({ update: { allowed: true }, hiddenFields: [], readOnly: {} });
+  });
+
+  it("hostile queries are 400s that reveal nothing", async () => {
+    for (const query of [
+      "?resource=nope",
+      "?resource=order&other=1",
+      "?resource=__proto__",
+      "?resource=order&fields=item;drop table order",
+      `?resource=order&fields=${Array.from({ length: 201 }, (_, i) => `f${i}`).join(",")}`,
+      `?resource=order&id=${"x".repeat(256)}`,
+      "?resource=order&fields=%27%20or%201%3D1",
+      "?resource=order&id=",
+    ]) {
+      const { status, body } = await ask(query);
+      expect(status, query).toBe(400);
+      expect(body.code, query).toBe("BAD_REQUEST");
+      expect(JSON.stringify(body), query).not.toMatch(/stack|sqlite|postgres|mysql|\/work\//i);
+    }
+  });
+
+  it("app.api without a path's id is a 400 saying how to give it, not a 500", async () => {
+    const call = app.api.updateOrder as unknown as (options: object) => Promise<unknown>;
+    await expect(call({ body: { item: "x" }, overrideAccess: true })).rejects.toMatchObject({
+      status: 400,
+      code: "BAD_REQUEST",
+      message: expect.stringContaining("params"),
+    });
+  });
+});
