@@ -278,6 +278,200 @@ forEachDialect(
         await context.close();
       });
 
+      it("two editors: the later save shows original, theirs and mine; keeping hers re-saves on their version", async () => {
+        const product = await app.api.createProduct({
+          body: { name: "Shared lamp", price: 10, status: "active" },
+          overrideAccess: true,
+        });
+        const a = await signedIn(ADMIN_KEY);
+        const b = await signedIn(ADMIN_KEY);
+        for (const { page } of [a, b]) {
+          await page.goto(`${origin}/api/admin#/product/${product.id}`);
+          await page.getByLabel("price").waitFor();
+        }
+        await b.page.getByLabel("name").fill("Bright lamp");
+        await a.page.getByLabel("price").fill("111");
+        await a.page.getByRole("button", { name: "Save" }).click();
+        await a.page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+        // B hears of it live, and what she typed stays.
+        await b.page.getByRole("alert").filter({ hasText: "Someone changed this record" }).waitFor();
+        expect(await b.page.getByLabel("name").inputValue()).toBe("Bright lamp");
+        await b.page.getByRole("button", { name: "Save" }).click();
+        const conflict = b.page
+          .getByRole("alert")
+          .filter({ has: b.page.getByRole("heading", { name: "Changed by someone else" }) });
+        await conflict.waitFor();
+        const rows = await conflict
+          .locator("tbody tr")
+          .evaluateAll((trs) =>
+            trs.map((tr) => [...tr.children].slice(0, 4).map((c) => c.textContent?.trim())),
+          );
+        expect(rows).toEqual(
+          expect.arrayContaining([
+            ["name", "Shared lamp", "Shared lamp", "Bright lamp"],
+            ["price", "10", "111", "—"],
+          ]),
+        );
+        mkdirSync(artifacts, { recursive: true });
+        await b.page.screenshot({
+          path: join(artifacts, `admin-${dialect.name}-conflict-light.png`),
+          fullPage: true,
+        });
+        await b.page.getByRole("button", { name: "Keep mine" }).click();
+        const sent = b.page.waitForRequest((r) => r.method() === "PATCH");
+        await b.page.getByRole("button", { name: "Save" }).click();
+        expect((await sent).postDataJSON()).toEqual({ name: "Bright lamp" });
+        await b.page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+        const stored = await app.api.readProduct({ params: { id: product.id }, overrideAccess: true });
+        expect([stored.name, stored.price]).toEqual(["Bright lamp", 111]);
+        await a.context.close();
+        await b.context.close();
+      });
+
+      it("live rows: another client's create shows as new rows without shifting the page; others' orders never arrive", async () => {
+        const admin = await signedIn(ADMIN_KEY);
+        await admin.page.getByRole("link", { name: "products" }).click();
+        await grid(admin.page).waitFor();
+        const firstRow = await grid(admin.page).locator("tbody tr").first().textContent();
+        await app.api.createProduct({
+          body: { name: "Live kettle", price: 3, status: "active" },
+          overrideAccess: true,
+        });
+        const notice = admin.page.getByRole("button", { name: /1 new row/ });
+        await notice.waitFor({ timeout: 3000 });
+        expect(await grid(admin.page).locator("tbody tr").first().textContent()).toBe(firstRow);
+        await notice.click();
+        await expect
+          .poll(() => grid(admin.page).locator("tbody tr").first().textContent())
+          .toContain("Live kettle");
+        const customer = await signedIn(USER_KEY);
+        await customer.page.getByRole("link", { name: "orders" }).click();
+        await grid(customer.page).waitFor();
+        await app.api.createOrder({
+          body: { item: "Not hers", quantity: 1 },
+          headers: { "x-api-key": ADMIN_KEY },
+        });
+        await app.api.createOrder({
+          body: { item: "Hers", quantity: 1 },
+          headers: { "x-api-key": USER_KEY },
+        });
+        await customer.page.getByRole("button", { name: /1 new row/ }).waitFor({ timeout: 3000 });
+        await customer.page.waitForTimeout(300);
+        expect(await customer.page.getByRole("button", { name: /new row/ }).textContent()).toMatch(
+          /^1 new row/,
+        );
+        await customer.page.getByRole("button", { name: /new row/ }).click();
+        await expect.poll(() => grid(customer.page).textContent()).toContain("Hers");
+        expect(await customer.page.content()).not.toContain("Not hers");
+        await admin.context.close();
+        await customer.context.close();
+      });
+
+      it("the create, edit and delete flow works with the keyboard alone", async () => {
+        const { context, page } = await signedIn(ADMIN_KEY);
+        await page.getByRole("link", { name: "products" }).focus();
+        await page.keyboard.press("Enter");
+        await page.getByRole("link", { name: "New product" }).focus();
+        await page.keyboard.press("Enter");
+        await page.getByLabel("name *").waitFor();
+        await page.getByLabel("name *").focus();
+        await page.keyboard.type("Keyboard lamp");
+        await page.keyboard.press("Tab");
+        await page.keyboard.type("42");
+        await page.keyboard.press("Enter");
+        await page.getByRole("heading", { name: /^product / }).waitFor();
+        const id = decodeURIComponent(page.url().split("/").at(-1)!);
+        expect((await app.api.readProduct({ params: { id }, overrideAccess: true })).name).toBe(
+          "Keyboard lamp",
+        );
+        await page.getByLabel("price").focus();
+        await page.keyboard.press("Control+A");
+        await page.keyboard.type("43");
+        await page.keyboard.press("Enter");
+        await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+        await page.getByRole("button", { name: "Delete" }).focus();
+        await page.keyboard.press("Enter");
+        await page.keyboard.press("Enter");
+        await grid(page).waitFor();
+        const gone = await app.api
+          .readProduct({ params: { id }, overrideAccess: true })
+          .catch((e) => e.status);
+        expect(gone).toBe(404);
+        await context.close();
+      });
+
+      it("a right-to-left locale renders the list and the form, every string from its catalog", async () => {
+        const context = await browser!.newContext({ locale: "ar" });
+        const page = await context.newPage();
+        page.setDefaultTimeout(5000);
+        await page.goto(`${origin}/api/admin`);
+        expect(
+          await page.evaluate(() => [document.documentElement.dir, document.documentElement.lang]),
+        ).toEqual(["rtl", "ar"]);
+        await page.getByLabel("المفتاح أو الرمز").fill(ADMIN_KEY);
+        await page.getByRole("button", { name: "تسجيل الدخول" }).click();
+        await page
+          .getByRole("navigation", { name: "الموارد" })
+          .getByRole("link", { name: "products" })
+          .click();
+        await grid(page).waitFor();
+        expect(await page.getByRole("button", { name: "الصفحة التالية" }).count()).toBe(1);
+        // Mirrored: the navigation sits on the right of the list.
+        const nav = (await page.getByRole("navigation").boundingBox())!;
+        const main = (await page.locator("main").boundingBox())!;
+        expect(nav.x).toBeGreaterThan(main.x);
+        mkdirSync(artifacts, { recursive: true });
+        await page.screenshot({
+          path: join(artifacts, `admin-${dialect.name}-list-rtl.png`),
+          fullPage: true,
+        });
+        await grid(page).getByRole("link").first().click();
+        await page.getByRole("button", { name: "حفظ" }).waitFor();
+        await page.getByRole("link", { name: "العودة إلى القائمة" }).waitFor();
+        await page.screenshot({
+          path: join(artifacts, `admin-${dialect.name}-form-rtl.png`),
+          fullPage: true,
+        });
+        await context.close();
+      });
+
+      it("history: the admin reads who changed what and restores a version (itself audited); a customer sees none", async () => {
+        const product = await app.api.createProduct({
+          body: { name: "Old name", price: 5, status: "active" },
+          headers: { "x-api-key": ADMIN_KEY },
+        });
+        await app.api.updateProduct({
+          params: { id: product.id },
+          body: { name: "New name", price: 6 },
+          headers: { "x-api-key": ADMIN_KEY },
+        });
+        const { context, page } = await signedIn(ADMIN_KEY);
+        await page.goto(`${origin}/api/admin#/product/${product.id}`);
+        const history = page.getByRole("region", { name: "History" });
+        await history.waitFor();
+        await expect.poll(() => history.locator("li").first().textContent()).toMatch(/update.*example-user/s);
+        expect(await history.textContent()).toContain("name: Old name → New name");
+        mkdirSync(artifacts, { recursive: true });
+        await page.screenshot({
+          path: join(artifacts, `admin-${dialect.name}-history-light.png`),
+          fullPage: true,
+        });
+        // The create's version: the name and price it had.
+        await history.getByRole("button", { name: "Restore this version" }).last().click();
+        await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+        const restored = await app.api.readProduct({ params: { id: product.id }, overrideAccess: true });
+        expect([restored.name, restored.price]).toEqual(["Old name", 5]);
+        await expect.poll(() => history.locator("> ol > li").count()).toBe(3);
+        await context.close();
+        // The customer may read products but not the audit log: no history at all.
+        const customer = await signedIn(USER_KEY);
+        await customer.page.goto(`${origin}/api/admin#/product/${product.id}`);
+        await customer.page.getByLabel("price").waitFor();
+        await customer.page.waitForTimeout(300);
+        expect(await customer.page.getByRole("region", { name: "History" }).count()).toBe(0);
+        await customer.context.close();
+      });
+
       it("passes axe (no serious or critical violation) on list and form, light and dark; screenshots kept", async () => {
         mkdirSync(artifacts, { recursive: true });
         for (const scheme of ["light", "dark"] as const) {

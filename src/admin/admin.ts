@@ -13,6 +13,11 @@ export interface AdminOptions {
   path?: string;
   /** The page's title. @default "crudkit admin" */
   title?: string;
+  /**
+   * The page's language: `en` or `ar` (Arabic, right to left). Without it, the browser's first
+   * language there is a catalog for, else English.
+   */
+  locale?: "en" | "ar";
 }
 
 /** Scripts and styles of this origin only, no inline code, nothing sent elsewhere. */
@@ -38,7 +43,9 @@ export function admin(options: AdminOptions = {}): CrudkitPlugin {
     id: "admin",
     endpoints: (app: PluginContext) => {
       const base = `${app.basePath}${path}`;
-      const config = escapeAttribute(JSON.stringify({ basePath: app.basePath, adminPath: base, title }));
+      const config = escapeAttribute(
+        JSON.stringify({ basePath: app.basePath, adminPath: base, title, locale: options.locale }),
+      );
       const page = `<!doctype html>
 <html lang="en">
   <head>

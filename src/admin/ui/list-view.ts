@@ -5,8 +5,9 @@
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, request } from "./api.ts";
+import { useLive } from "./live.ts";
 import type { Session } from "./main.ts";
-import { type FieldModel, operatorsFor } from "./model.ts";
+import { type FieldModel, operatorsFor, type ResourceModel } from "./model.ts";
 import { listHref, recordHref } from "./route.ts";
 import { ShowRequest } from "./show-request.ts";
 import { t } from "./strings.ts";
@@ -18,6 +19,35 @@ interface Page {
   pagination: { total: number | null; nextCursor: string | null; prevCursor: string | null };
 }
 
+/** Live rows: new ones counted (the page does not shift under her), changed ones updated in place. */
+function useLiveRows(model: ResourceModel, query: URLSearchParams, session: Session) {
+  const [fresh, setFresh] = useState(0);
+  const [changed, setChanged] = useState<Record<string, Row | null>>({});
+  const [reloads, setReloads] = useState(0);
+  const streamQuery = new URLSearchParams([...query].filter(([key]) => FILTER.test(key)));
+  useLive(
+    model.events && !query.has("search") ? `${model.events}?${streamQuery}` : undefined,
+    session.credential,
+    (name, event) => {
+      const id = String(event.record?.id ?? "");
+      if (name === "create") setFresh((n) => n + 1);
+      else if (name === "update" && event.record) setChanged((c) => ({ ...c, [id]: event.record! }));
+      else if (name === "delete") setChanged((c) => ({ ...c, [id]: null }));
+      else if (name === "reset") setReloads((n) => n + 1);
+    },
+  );
+  return {
+    fresh,
+    changed,
+    reloads,
+    reload: () => setReloads((n) => n + 1),
+    clear: () => {
+      setFresh(0);
+      setChanged({});
+    },
+  };
+}
+
 /** Display of one cell: short, and text only (never markup from the data). */
 export function cellText(value: unknown): string {
   if (value === null || value === undefined) return "";
@@ -25,6 +55,9 @@ export function cellText(value: unknown): string {
   const text = typeof value === "object" ? JSON.stringify(value) : String(value);
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
+
+/** Marks a row deleted meanwhile: it stays in place, struck through. */
+const GONE = Symbol("gone");
 
 const FILTER = /^filter\[([^\]]+)\](?:\[([^\]]+)\])?$/;
 
@@ -48,16 +81,20 @@ export function ListView({
   if (!apiQuery.has("limit")) apiQuery.set("limit", "20");
   const url = `${session.config.basePath}/${model.plural}?${apiQuery}`;
 
+  const { fresh, changed, reloads, reload, clear } = useLiveRows(model, query, session);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reloads asks for the same URL again.
   useEffect(() => {
     let live = true;
     setFailure(undefined);
+    clear();
     request<Page>(session.credential, "GET", url)
       .then((answer) => live && setPage(answer.body))
       .catch((error) => live && setFailure(error instanceof ApiError ? error.message : String(error)));
     return () => {
       live = false;
     };
-  }, [url, session.credential]);
+  }, [url, session.credential, reloads]);
 
   const go = (change: (q: URLSearchParams) => void) => {
     const next = new URLSearchParams(query);
@@ -106,8 +143,15 @@ export function ListView({
       ${failure && html`<p role="alert" class="error">${failure}</p>`}
       ${!page && !failure && html`<p role="status">${t.loading}</p>`}
       ${
+        fresh > 0 &&
+        html`<p role="status"><button type="button" onClick=${() => {
+          if (query.has("cursor")) go(() => {});
+          else reload();
+        }}>${t.newRows(fresh)}</button></p>`
+      }
+      ${
         page &&
-        html`<${Grid} resource=${resource} fields=${fields} rows=${page.items} sortable=${model.sortable} sortBy=${sortBy} sortOrder=${sortOrder} onSort=${(
+        html`<${Grid} resource=${resource} fields=${fields} rows=${page.items.map((row) => (String(row.id) in changed ? (changed[String(row.id)] ?? { ...row, [GONE]: true }) : row))} sortable=${model.sortable} sortBy=${sortBy} sortOrder=${sortOrder} onSort=${(
           field: string,
         ) =>
           go((q) => {
@@ -157,7 +201,7 @@ function Grid(props: {
         </thead>
         <tbody>
           ${rows.map(
-            (row) => html`<tr>
+            (row) => html`<tr class=${GONE in row ? "gone" : undefined}>
               ${fields.map((f, i) =>
                 i === 0
                   ? html`<td><a href=${recordHref(resource, String(row.id))} aria-label=${t.open(String(row.id))}>${cellText(row[f.name])}</a></td>`

@@ -11,12 +11,14 @@ import { type ApiModel, readModel } from "./model.ts";
 import { RecordForm } from "./record-form.ts";
 import { listHref, useRoute } from "./route.ts";
 import { SignIn } from "./sign-in.ts";
-import { t } from "./strings.ts";
+import { chooseCatalog, t } from "./strings.ts";
 
 export interface AdminConfig {
   basePath: string;
   adminPath: string;
   title: string;
+  /** A catalog's language (`en`, `ar`), or none to follow the browser. */
+  locale?: string;
 }
 
 export interface Verdict {
@@ -149,6 +151,8 @@ function ThemeSwitch() {
   return html`<label class="switch"><input type="checkbox" role="switch" checked=${dark} onChange=${() => setDark(!dark)} /> ${t.theme}</label>`;
 }
 
-document.documentElement.lang = t.lang;
-document.documentElement.dir = t.dir;
+// The page's language: the app's choice (`admin: { locale }`), else the browser's.
+const strings = chooseCatalog(config.locale ? [config.locale] : navigator.languages);
+document.documentElement.lang = strings.lang;
+document.documentElement.dir = strings.dir;
 render(html`<${App} />`, document.getElementById("admin")!);

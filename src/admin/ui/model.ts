@@ -25,6 +25,8 @@ export interface ResourceModel {
   fields: FieldModel[];
   sortable: string[];
   searchable: boolean;
+  /** Its realtime stream's path, when the app streams changes. */
+  events?: string;
 }
 
 export interface ApiModel {
@@ -50,7 +52,6 @@ function typeOf(schema: Schema): FieldType {
   return "json";
 }
 
-
 export function readModel(document: Schema, names: { name: string; plural: string }[]): ApiModel {
   const schemas = (document.components?.schemas ?? {}) as Record<string, Schema>;
   const resources = new Map<string, ResourceModel>();
@@ -59,8 +60,8 @@ export function readModel(document: Schema, names: { name: string; plural: strin
     if (!record) continue;
     const create = schemas[`${capitalized(name)}Create`] ?? { properties: {} };
     const update = schemas[`${capitalized(name)}Update`] ?? { properties: {} };
-    const listParameters = (document.paths?.[`${basePathOf(document)}/${plural}`]?.get?.parameters ??
-      []) as Schema[];
+    const base = basePathOf(document);
+    const listParameters = (document.paths?.[`${base}/${plural}`]?.get?.parameters ?? []) as Schema[];
     const sortable = (listParameters.find((p) => p.name === "sortBy")?.schema?.enum ?? []) as string[];
     const fields: FieldModel[] = [];
     for (const [field, raw] of Object.entries(record.properties ?? {}) as [string, Schema][]) {
@@ -87,6 +88,7 @@ export function readModel(document: Schema, names: { name: string; plural: strin
       fields,
       sortable,
       searchable: listParameters.some((p) => p.name === "search"),
+      events: document.paths?.[`${base}/${plural}/events`] ? `${base}/${plural}/events` : undefined,
     });
   }
   const schemes = Object.values(document.components?.securitySchemes ?? {}) as Schema[];

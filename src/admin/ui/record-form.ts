@@ -6,6 +6,9 @@
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, request } from "./api.ts";
+import { ConflictView } from "./conflict-view.ts";
+import { History } from "./history.ts";
+import { useLive } from "./live.ts";
 import type { Session, Verdict } from "./main.ts";
 import type { FieldModel } from "./model.ts";
 import { listHref, recordHref } from "./route.ts";
@@ -35,73 +38,58 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
   const [draft, setDraft] = useState<Row>({});
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [message, setMessage] = useState<{ kind: "error" | "done"; text: string }>();
-  const [armed, setArmed] = useState(false);
+  /** Their version, when it differs from the one the form was opened on (a 412, or a live event). */
+  const [theirs, setTheirs] = useState<{ record: Row; etag: string | null }>();
   const recordUrl = `${session.config.basePath}/${resource}${creating ? "" : `/${encodeURIComponent(id)}`}`;
   const fieldNames = model.fields.map((f) => f.name).join(",");
+  const fail = (error: unknown) =>
+    setMessage({ kind: "error", text: error instanceof ApiError ? error.message : String(error) });
 
-  useRecord(
-    session,
-    { resource, id, recordUrl, fieldNames },
-    (next) => {
-      setLoaded(next);
-      setDraft({});
-    },
-    (text) => setMessage({ kind: "error", text }),
-  );
+  useRecord(session, { resource, id, recordUrl, fieldNames }, fail, (next) => {
+    setLoaded(next);
+    setDraft({});
+  });
+  // Someone else's change arrives while the form is open: said, never written over her typing.
+  const [remote, setRemote] = useRemoteChange(session, model.events, id, creating);
 
   if (!loaded)
     return message
       ? html`<p role="alert" class="error">${message.text}</p>`
       : html`<p role="status">${t.loading}</p>`;
   const { record, etag, access } = loaded;
-  const hidden = new Set(access.hiddenFields);
   const mayWrite = creating ? session.access.get(resource)!.create : access.update;
-  const fields = model.fields.filter((f) => !hidden.has(f.name) && (!creating || f.onCreate));
-  const lockedWhy = (f: FieldModel): string | undefined => {
-    if (!mayWrite.allowed) return mayWrite.reason ?? t.readOnlyForm;
-    if (creating ? !f.onCreate : !f.onUpdate) return undefined;
-    return access.readOnly[f.name];
-  };
-  const editable = (f: FieldModel) =>
-    mayWrite.allowed && (creating ? f.onCreate : f.onUpdate) && !access.readOnly[f.name];
+  const { fields, editable, lockedWhy } = fieldRules(model.fields, access, mayWrite, creating);
   const body = Object.fromEntries(
     Object.entries(draft).filter(([name]) => fields.some((f) => f.name === name && editable(f))),
   );
+  const readTheirs = async () => {
+    const answer = await request<Row>(session.credential, "GET", recordUrl);
+    setTheirs({ record: answer.body, etag: answer.headers.get("etag") });
+  };
 
   const save = async (event: Event) => {
     event.preventDefault();
     setErrors({});
     setMessage(undefined);
-    try {
-      const answer = await request<Row>(session.credential, creating ? "POST" : "PATCH", recordUrl, {
-        body,
-        headers: !creating && etag ? { "if-match": etag } : {},
-      });
-      if (creating) {
-        location.hash = recordHref(resource, String(answer.body.id));
-        return;
-      }
-      setLoaded({ ...loaded, record: answer.body, etag: answer.headers.get("etag") });
+    const outcome = await submit(session, { creating, recordUrl, body, etag });
+    if (outcome.kind === "created") location.hash = recordHref(resource, outcome.id);
+    else if (outcome.kind === "conflict") await readTheirs().catch(fail);
+    else if (outcome.kind === "refused") {
+      setErrors(outcome.errors);
+      setMessage({ kind: "error", text: outcome.message });
+    } else {
+      setLoaded({ ...loaded, record: outcome.record, etag: outcome.etag });
       setDraft({});
+      setRemote(undefined);
       setMessage({ kind: "done", text: t.saved });
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      if (error.status === 412) return setMessage({ kind: "error", text: t.changedMeanwhile });
-      const byField: Record<string, string> = {};
-      for (const detail of error.details) byField[detail.path.split(".")[0] ?? ""] = detail.message;
-      setErrors(byField);
-      setMessage({ kind: "error", text: error.message });
     }
   };
-  const remove = async () => {
-    if (!armed) return setArmed(true);
-    try {
-      await request(session.credential, "DELETE", recordUrl, { headers: etag ? { "if-match": etag } : {} });
-      location.hash = listHref(resource);
-    } catch (error) {
-      setArmed(false);
-      setMessage({ kind: "error", text: error instanceof ApiError ? error.message : String(error) });
-    }
+  // Her draft stays; the form now stands on their version, so the next save sends its ETag.
+  const rebase = (keep: (draft: Row) => Row) => {
+    setLoaded({ ...loaded, record: theirs!.record, etag: theirs!.etag });
+    setDraft(keep(draft));
+    setTheirs(undefined);
+    setRemote(undefined);
   };
 
   return html`
@@ -110,6 +98,18 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
       <h2 id="form-title">${creating ? t.newRecord(resource) : `${resource} ${id}`}</h2>
       ${!mayWrite.allowed && html`<p class="why" id="form-why">${t.readOnlyForm} ${mayWrite.reason ?? ""}</p>`}
       ${message && html`<p role=${message.kind === "error" ? "alert" : "status"} class=${message.kind}>${message.text}</p>`}
+      ${
+        theirs
+          ? html`<${ConflictView}
+              fields=${fields.filter(editable)}
+              original=${record}
+              theirs=${theirs.record}
+              mine=${draft}
+              onTakeTheirs=${(field?: string) => rebase((d) => withoutField(d, field))}
+              onKeepMine=${() => rebase((d) => d)}
+            />`
+          : remote && html`<${RemoteNotice} remote=${remote} onCompare=${() => readTheirs().catch(fail)} />`
+      }
       <form onSubmit=${save} aria-labelledby="form-title">
         ${fields.map(
           (f) => html`<${FieldInput}
@@ -122,21 +122,25 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
             onChange=${(value: unknown) => setDraft({ ...draft, [f.name]: value })}
           />`,
         )}
-        <div class="actions">
-          ${
-            mayWrite.allowed
-              ? html`<button type="submit">${creating ? t.create : t.save}</button>`
-              : html`<button type="submit" disabled aria-describedby="form-why">${creating ? t.create : t.save}</button>`
-          }
-          ${
-            !creating &&
-            (access.delete.allowed
-              ? html`<button type="button" class="danger" onClick=${remove}>${armed ? t.confirmDelete : t.deleteRecord}</button>`
-              : html`<button type="button" class="danger" disabled aria-describedby="delete-why">${t.deleteRecord}</button>
-                  <span id="delete-why" class="why">${access.delete.reason}</span>`)
-          }
-        </div>
+        <${FormActions} session=${session} resource=${resource} creating=${creating} mayWrite=${mayWrite}
+          access=${access} recordUrl=${recordUrl} etag=${etag} onError=${fail} />
       </form>
+      ${
+        !creating &&
+        html`<${History}
+          session=${session}
+          resource=${resource}
+          id=${id}
+          current=${record}
+          writable=${fields.filter(editable).map((f) => f.name)}
+          etag=${etag}
+          onRestored=${(next: Row, nextEtag: string | null) => {
+            setLoaded({ ...loaded, record: next, etag: nextEtag });
+            setDraft({});
+            setMessage({ kind: "done", text: t.saved });
+          }}
+        />`
+      }
       <${ShowRequest}
         method=${creating ? "POST" : "PATCH"}
         url=${recordUrl}
@@ -145,6 +149,117 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
       />
     </section>
   `;
+}
+
+/** The fields the form shows (none she may not read), which she may edit, and why not. */
+function fieldRules(all: FieldModel[], access: RecordAccess, mayWrite: Verdict, creating: boolean) {
+  const hidden = new Set(access.hiddenFields);
+  const settable = (f: FieldModel) => (creating ? f.onCreate : f.onUpdate);
+  return {
+    fields: all.filter((f) => !hidden.has(f.name) && (!creating || f.onCreate)),
+    editable: (f: FieldModel) => mayWrite.allowed && settable(f) && !access.readOnly[f.name],
+    lockedWhy: (f: FieldModel): string | undefined => {
+      if (!mayWrite.allowed) return mayWrite.reason ?? t.readOnlyForm;
+      return settable(f) ? access.readOnly[f.name] : undefined;
+    },
+  };
+}
+
+/** Her draft without `field`'s value (every value, without a field): she took theirs. */
+const withoutField = (draft: Row, field?: string): Row =>
+  field === undefined ? {} : Object.fromEntries(Object.entries(draft).filter(([f]) => f !== field));
+
+function RemoteNotice({ remote, onCompare }: { remote: "update" | "delete"; onCompare: () => void }) {
+  return html`<p role="alert" class="error">
+    ${remote === "delete" ? t.deletedBySomeone : t.changedBySomeone}
+    ${remote === "update" && html` <button type="button" onClick=${onCompare}>${t.compare}</button>`}
+  </p>`;
+}
+
+/** The record changed or deleted by someone else since the form opened, as its stream tells. */
+function useRemoteChange(session: Session, events: string | undefined, id: string, creating: boolean) {
+  const [remote, setRemote] = useState<"update" | "delete">();
+  useLive(
+    !creating && events ? `${events}?filter[id]=${encodeURIComponent(id)}` : undefined,
+    session.credential,
+    (name, event) => {
+      if (event.record?.id === id && (name === "update" || name === "delete")) setRemote(name);
+    },
+  );
+  return [remote, setRemote] as const;
+}
+
+type Outcome =
+  | { kind: "created"; id: string }
+  | { kind: "saved"; record: Row; etag: string | null }
+  | { kind: "conflict" }
+  | { kind: "refused"; message: string; errors: Record<string, string> };
+
+/** POST a new record, or PATCH this one on the version it was read at (If-Match). */
+async function submit(
+  session: Session,
+  {
+    creating,
+    recordUrl,
+    body,
+    etag,
+  }: { creating: boolean; recordUrl: string; body: Row; etag: string | null },
+): Promise<Outcome> {
+  try {
+    const answer = await request<Row>(session.credential, creating ? "POST" : "PATCH", recordUrl, {
+      body,
+      headers: !creating && etag ? { "if-match": etag } : {},
+    });
+    if (creating) return { kind: "created", id: String(answer.body.id) };
+    return { kind: "saved", record: answer.body, etag: answer.headers.get("etag") };
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    if (error.status === 412) return { kind: "conflict" };
+    // The server's details, each on the field it names (its first path segment).
+    const errors: Record<string, string> = {};
+    for (const detail of error.details) errors[detail.path.split(".")[0] ?? ""] = detail.message;
+    return { kind: "refused", message: error.message, errors };
+  }
+}
+
+/** Save (or create), and delete in two presses; a control she may not use is disabled with why. */
+function FormActions(props: {
+  session: Session;
+  resource: string;
+  creating: boolean;
+  mayWrite: Verdict;
+  access: RecordAccess;
+  recordUrl: string;
+  etag: string | null;
+  onError: (error: unknown) => void;
+}) {
+  const { session, resource, creating, mayWrite, access, recordUrl, etag, onError } = props;
+  const [armed, setArmed] = useState(false);
+  const remove = async () => {
+    if (!armed) return setArmed(true);
+    try {
+      await request(session.credential, "DELETE", recordUrl, { headers: etag ? { "if-match": etag } : {} });
+      location.hash = listHref(resource);
+    } catch (error) {
+      setArmed(false);
+      onError(error);
+    }
+  };
+  const label = creating ? t.create : t.save;
+  return html`<div class="actions">
+    ${
+      mayWrite.allowed
+        ? html`<button type="submit">${label}</button>`
+        : html`<button type="submit" disabled aria-describedby="form-why">${label}</button>`
+    }
+    ${
+      !creating &&
+      (access.delete.allowed
+        ? html`<button type="button" class="danger" onClick=${remove}>${armed ? t.confirmDelete : t.deleteRecord}</button>`
+        : html`<button type="button" class="danger" disabled aria-describedby="delete-why">${t.deleteRecord}</button>
+            <span id="delete-why" class="why">${access.delete.reason}</span>`)
+    }
+  </div>`;
 }
 
 /** The record (none for a new one) and what the caller may do with it and its fields. */
@@ -156,8 +271,8 @@ function useRecord(
     recordUrl,
     fieldNames,
   }: { resource: string; id: string; recordUrl: string; fieldNames: string },
+  fail: (error: unknown) => void,
   done: (loaded: Loaded) => void,
-  fail: (message: string) => void,
 ) {
   const creating = id === "new";
   // biome-ignore lint/correctness/useExhaustiveDependencies: done and fail are made anew each render; the record is read again only for another record.
@@ -178,7 +293,7 @@ function useRecord(
           access: access.body,
         });
       })
-      .catch((error) => live && fail(error instanceof ApiError ? error.message : String(error)));
+      .catch((error) => live && fail(error));
     return () => {
       live = false;
     };

@@ -1,0 +1,99 @@
+// A record's history, for callers the audit log's own rule lets read it (absent for everyone
+// else: the log answers them 403): who changed what, when and from where, field by field. A
+// redacted value stays redacted; "Restore this version" is an ordinary PATCH with If-Match,
+// audited like any other, that never writes a redacted placeholder back.
+
+import { html } from "htm/preact";
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, request } from "./api.ts";
+import { cellText } from "./list-view.ts";
+import type { Session } from "./main.ts";
+import { t } from "./strings.ts";
+
+type Row = Record<string, unknown>;
+
+interface Entry {
+  id: string;
+  createdAt: string;
+  operation: string;
+  userId: string | null;
+  source: string;
+  after: Row | null;
+  changes: Record<string, { from: unknown; to: unknown }> | null;
+}
+
+const REDACTED = "[redacted]";
+
+export function History(props: {
+  session: Session;
+  resource: string;
+  id: string;
+  current: Row;
+  /** Fields she may write now: a restore sets only these. */
+  writable: string[];
+  etag: string | null;
+  onRestored: (record: Row, etag: string | null) => void;
+}) {
+  const { session, resource, id, current, writable, etag, onRestored } = props;
+  const [entries, setEntries] = useState<Entry[]>();
+  const [failure, setFailure] = useState<string>();
+  const logs = `${session.config.basePath}/audit/logs?resource=${encodeURIComponent(resource)}&recordId=${encodeURIComponent(id)}&limit=20`;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: read again after each save (etag).
+  useEffect(() => {
+    let live = true;
+    request<{ items: Entry[] }>(session.credential, "GET", logs)
+      .then((answer) => live && setEntries(answer.body.items))
+      // No audit log, or she may not read it: no history, and nothing said.
+      .catch(() => live && setEntries(undefined));
+    return () => {
+      live = false;
+    };
+  }, [logs, session.credential, etag]);
+  if (!entries) return null;
+
+  const restore = async (entry: Entry) => {
+    const body: Row = {};
+    for (const field of writable) {
+      const value = entry.after?.[field];
+      if (value === REDACTED || value === undefined) continue;
+      if (JSON.stringify(value) !== JSON.stringify(current[field] ?? null)) body[field] = value;
+    }
+    try {
+      const answer = await request<Row>(
+        session.credential,
+        "PATCH",
+        `${session.config.basePath}/${resource}/${encodeURIComponent(id)}`,
+        {
+          body,
+          headers: etag ? { "if-match": etag } : {},
+        },
+      );
+      onRestored(answer.body, answer.headers.get("etag"));
+    } catch (error) {
+      setFailure(error instanceof ApiError ? error.message : String(error));
+    }
+  };
+
+  return html`<section class="history" aria-labelledby="history-title">
+    <h3 id="history-title">${t.history}</h3>
+    ${failure && html`<p role="alert" class="error">${failure}</p>`}
+    <ol>
+      ${entries.map(
+        (entry) => html`<li>
+          <p><strong>${entry.operation}</strong> ${t.by(entry.userId ?? "?", entry.source)}, <time datetime=${entry.createdAt}>${new Date(entry.createdAt).toLocaleString()}</time></p>
+          ${
+            entry.changes &&
+            html`<ul>${Object.entries(entry.changes).map(
+              ([field, change]) => html`<li>${field}: ${cellText(change.from)} → ${cellText(change.to)}</li>`,
+            )}</ul>`
+          }
+          ${
+            entry.after &&
+            entry.operation !== "delete" &&
+            html`<button type="button" onClick=${() => restore(entry)}>${t.restore}</button>`
+          }
+        </li>`,
+      )}
+    </ol>
+  </section>`;
+}
