@@ -6,6 +6,7 @@
 // "cached" ones a third API process with cache() on, all on the same databases. Cached throughput
 // is also compared with the uncached API's in the same run.
 //   --rows <n>: the scale bench instead (bench/scale.ts): n seeded rows, lists on SQLite and PostgreSQL
+//   --admin: the admin page in headless Chromium instead (bench/admin.ts): --rows products (1000000)
 //   --teams: the teams bench instead (bench/teams.ts): --rows tasks (1000000) over 1,000 organizations,
 //   memberOf against a copied column and a plain rule, on SQLite and PostgreSQL (or --db)
 //   --realtime: the realtime bench only (bench/realtime.ts): 1,000 subscribers, 100 writes/s; the
@@ -24,6 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import { runAdminBench } from "./admin.ts";
 import { runRealtime } from "./realtime.ts";
 import { runScale } from "./scale.ts";
 import {
@@ -51,6 +53,7 @@ const { values: args } = parseArgs({
     rows: { type: "string" },
     realtime: { type: "boolean" },
     teams: { type: "boolean" },
+    admin: { type: "boolean" },
     "coalesced-reference": { type: "boolean" },
     source: { type: "boolean" },
     subscribers: { type: "string", default: "1000" },
@@ -429,7 +432,8 @@ const realtimeBench = async () => {
   if (!ok) process.exitCode = 1;
 };
 buildPackage();
-if (args.teams)
+if (args.admin) await runAdminBench({ rows: Number(args.rows ?? 1_000_000), db: args.db });
+else if (args.teams)
   await runTeams({
     rows: Number(args.rows ?? 1_000_000),
     rounds: ROUNDS,

@@ -102,12 +102,14 @@ export async function start(
 
 /** Builds dist/ from the sources as they are now, for the API processes (unless `--source`). */
 export function buildPackage(): void {
-  if (process.env.CRUDKIT_BENCH_SOURCE === "on") {
+  if (process.env.CRUDKIT_BENCH_SOURCE === "on")
     console.log("crudkit: the TypeScript sources through tsx (--source)");
-    return;
+  else {
+    execFileSync("npx", ["tsdown", "--logLevel", "error"], { stdio: ["ignore", "ignore", "inherit"] });
+    console.log("crudkit: the built package (dist/, built now with tsdown), as npm installs it");
   }
-  execFileSync("npx", ["tsdown", "--logLevel", "error"], { stdio: ["ignore", "ignore", "inherit"] });
-  console.log("crudkit: the built package (dist/, built now with tsdown), as npm installs it");
+  // The example serves the admin page, from dist/admin/ either way (tsdown's clean removed it).
+  execFileSync("npx", ["tsx", "scripts/build-admin.ts"], { stdio: ["ignore", "ignore", "inherit"] });
 }
 
 /** Stops a server and waits until its process is gone (its database file closed). */
