@@ -472,6 +472,35 @@ forEachDialect(
         await customer.context.close();
       });
 
+      it("relations: a reference picked by searching the server, reference cells link, a record lists what points at it", async () => {
+        const { context, page, errors } = await signedIn(ADMIN_KEY);
+        await page.goto(`${origin}/api/admin#/review/new`);
+        const picker = page.getByRole("combobox", { name: "productId *" });
+        await picker.fill("Product 27");
+        const option = page.getByRole("option", { name: /^Product 27 \(/ });
+        await option.waitFor();
+        await picker.press("ArrowDown");
+        await picker.press("ArrowUp");
+        await picker.press("Enter");
+        const productId = await picker.inputValue();
+        expect((await app.api.readProduct({ params: { id: productId }, overrideAccess: true })).name).toBe(
+          "Product 27",
+        );
+        await page.getByLabel("rating *").fill("5");
+        await page.getByRole("button", { name: "Create" }).click();
+        await page.getByRole("heading", { name: /^review / }).waitFor();
+        // The reviews list links each product id to its product.
+        await page.getByRole("navigation").getByRole("link", { name: "reviews" }).click();
+        await grid(page).getByRole("link", { name: productId }).first().click();
+        await page.getByRole("heading", { name: `product ${productId}` }).waitFor();
+        const related = page.getByRole("region", { name: "Related: reviews" });
+        await related.waitFor();
+        await expect.poll(() => related.locator("tbody tr").count()).toBe(1);
+        expect(await related.textContent()).toContain("5");
+        expect(errors).toEqual([]);
+        await context.close();
+      });
+
       it("passes axe (no serious or critical violation) on list and form, light and dark; screenshots kept", async () => {
         mkdirSync(artifacts, { recursive: true });
         for (const scheme of ["light", "dark"] as const) {
@@ -493,7 +522,13 @@ forEachDialect(
           await check("list");
           await grid(page).getByRole("link").first().click();
           await page.getByLabel("price").waitFor();
+          // The form of a product shows its history and related reviews too.
+          await page.getByRole("region", { name: "History" }).waitFor();
           await check("form");
+          await page.goto(`${origin}/api/admin#/review/new`);
+          await page.getByRole("combobox", { name: "productId *" }).fill("Product 1");
+          await page.getByRole("listbox").waitFor();
+          await check("picker");
           await context.close();
         }
       });

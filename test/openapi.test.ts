@@ -104,6 +104,16 @@ describe("the OpenAPI document", () => {
     expect(schemas.ReviewCreate.properties.rating).toEqual({ type: "integer", minimum: 1, maximum: 5 });
     // An integer without bounds says nothing of Zod's safe-integer limits.
     expect(schemas.Product.properties.cost).toEqual({ type: "number" });
+    // What a generic client links: a reference's target, a file's id, a reverse relation's source.
+    expect(schemas.ReviewCreate.properties.productId).toMatchObject({
+      type: "string",
+      "x-crudkit-references": "product",
+    });
+    expect(schemas.ProductCreate.properties.image).toMatchObject({ "x-crudkit-file": true });
+    expect(schemas.Product.properties.reviews["x-crudkit-reverse"]).toEqual({
+      resource: "review",
+      field: "productId",
+    });
   });
 
   it("covers every operation, list parameter, error and security scheme", () => {

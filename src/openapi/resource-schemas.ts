@@ -14,7 +14,19 @@ export function schemaName(resource: string, suffix = ""): string {
   return `${resource.charAt(0).toUpperCase()}${resource.slice(1)}${suffix}`;
 }
 
+/**
+ * A field's schema with what a generic client needs to link it: `x-crudkit-references` names the
+ * resource a reference points at, `x-crudkit-file` marks an uploaded file's id (the admin page
+ * builds its pickers and links from these).
+ */
 function valueSchema(field: Field): JsonSchema {
+  const schema = plainValueSchema(field);
+  if (field.reference) return { ...schema, "x-crudkit-references": field.reference.target };
+  if (field.file) return { ...schema, "x-crudkit-file": true };
+  return schema;
+}
+
+function plainValueSchema(field: Field): JsonSchema {
   switch (field.kind) {
     case "string":
       return { type: "string", ...field.constraints };
@@ -51,7 +63,12 @@ export function recordSchema(resource: AnyResource, relations: ReadonlyMap<strin
     if (relation.kind === "forward")
       properties[relation.name] = { anyOf: [ref(schemaName(relation.target)), { type: "null" }] };
     else if (relation.kind === "reverse")
-      properties[relation.name] = { type: "array", items: ref(schemaName(relation.source)) };
+      properties[relation.name] = {
+        type: "array",
+        items: ref(schemaName(relation.source)),
+        // The records of `source` whose `field` holds this record's id.
+        "x-crudkit-reverse": { resource: relation.source, field: relation.field },
+      };
     else properties[relation.name] = { anyOf: [ref("UploadedFile"), { type: "null" }, { type: "string" }] };
   }
   return { type: "object", properties, required };

@@ -205,7 +205,9 @@ function Grid(props: {
               ${fields.map((f, i) =>
                 i === 0
                   ? html`<td><a href=${recordHref(resource, String(row.id))} aria-label=${t.open(String(row.id))}>${cellText(row[f.name])}</a></td>`
-                  : html`<td>${cellText(row[f.name])}</td>`,
+                  : f.references && row[f.name]
+                    ? html`<td><a href=${recordHref(f.references, String(row[f.name]))}>${cellText(row[f.name])}</a></td>`
+                    : html`<td>${cellText(row[f.name])}</td>`,
               )}
             </tr>`,
           )}

@@ -17,6 +17,17 @@ export interface FieldModel {
   constraints: Record<string, unknown>;
   onCreate: boolean;
   onUpdate: boolean;
+  /** The resource a reference points at. */
+  references?: string;
+  /** An uploaded file's id (`fileRef`). */
+  file?: boolean;
+}
+
+/** Records of another resource that point at this one (`reviews` of a product). */
+export interface ReverseRelation {
+  name: string;
+  resource: string;
+  field: string;
 }
 
 export interface ResourceModel {
@@ -27,6 +38,7 @@ export interface ResourceModel {
   searchable: boolean;
   /** Its realtime stream's path, when the app streams changes. */
   events?: string;
+  reverse: ReverseRelation[];
 }
 
 export interface ApiModel {
@@ -64,13 +76,22 @@ export function readModel(document: Schema, names: { name: string; plural: strin
     const listParameters = (document.paths?.[`${base}/${plural}`]?.get?.parameters ?? []) as Schema[];
     const sortable = (listParameters.find((p) => p.name === "sortBy")?.schema?.enum ?? []) as string[];
     const fields: FieldModel[] = [];
+    const reverse: ReverseRelation[] = [];
     for (const [field, raw] of Object.entries(record.properties ?? {}) as [string, Schema][]) {
+      const pointing = raw["x-crudkit-reverse"] as { resource: string; field: string } | undefined;
+      if (pointing) reverse.push({ name: field, ...pointing });
       // Relations `expand` adds are not fields: a record (a $ref) or a list of them.
       const input = create.properties?.[field] ?? update.properties?.[field];
       if (!input && (JSON.stringify(raw).includes("$ref") || raw.type === "array")) continue;
       const { schema, nullable } = unwrap(input ?? raw);
       // What is left besides the type is the server's bounds (see FieldModel.constraints).
-      const { type: _type, enum: _values, ...constraints } = schema;
+      const {
+        type: _type,
+        enum: _values,
+        "x-crudkit-references": references,
+        "x-crudkit-file": file,
+        ...constraints
+      } = schema;
       fields.push({
         name: field,
         type: typeOf(schema),
@@ -80,6 +101,8 @@ export function readModel(document: Schema, names: { name: string; plural: strin
         constraints,
         onCreate: create.properties?.[field] !== undefined,
         onUpdate: update.properties?.[field] !== undefined,
+        references,
+        file: file === true,
       });
     }
     resources.set(name, {
@@ -89,6 +112,7 @@ export function readModel(document: Schema, names: { name: string; plural: strin
       sortable,
       searchable: listParameters.some((p) => p.name === "search"),
       events: document.paths?.[`${base}/${plural}/events`] ? `${base}/${plural}/events` : undefined,
+      reverse,
     });
   }
   const schemes = Object.values(document.components?.securitySchemes ?? {}) as Schema[];

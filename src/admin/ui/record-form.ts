@@ -11,6 +11,8 @@ import { History } from "./history.ts";
 import { useLive } from "./live.ts";
 import type { Session, Verdict } from "./main.ts";
 import type { FieldModel } from "./model.ts";
+import { ReferencePicker } from "./reference-picker.ts";
+import { RelatedLists } from "./related-list.ts";
 import { listHref, recordHref } from "./route.ts";
 import { ShowRequest } from "./show-request.ts";
 import { t } from "./strings.ts";
@@ -42,8 +44,7 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
   const [theirs, setTheirs] = useState<{ record: Row; etag: string | null }>();
   const recordUrl = `${session.config.basePath}/${resource}${creating ? "" : `/${encodeURIComponent(id)}`}`;
   const fieldNames = model.fields.map((f) => f.name).join(",");
-  const fail = (error: unknown) =>
-    setMessage({ kind: "error", text: error instanceof ApiError ? error.message : String(error) });
+  const fail = (error: unknown) => setMessage({ kind: "error", text: errorText(error) });
 
   useRecord(session, { resource, id, recordUrl, fieldNames }, fail, (next) => {
     setLoaded(next);
@@ -113,6 +114,7 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
       <form onSubmit=${save} aria-labelledby="form-title">
         ${fields.map(
           (f) => html`<${FieldInput}
+            session=${session}
             field=${f}
             value=${f.name in draft ? draft[f.name] : record[f.name]}
             editable=${editable(f)}
@@ -125,6 +127,7 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
         <${FormActions} session=${session} resource=${resource} creating=${creating} mayWrite=${mayWrite}
           access=${access} recordUrl=${recordUrl} etag=${etag} onError=${fail} />
       </form>
+      ${!creating && html`<${RelatedLists} session=${session} resource=${resource} id=${id} />`}
       ${
         !creating &&
         html`<${History}
@@ -164,6 +167,8 @@ function fieldRules(all: FieldModel[], access: RecordAccess, mayWrite: Verdict, 
     },
   };
 }
+
+const errorText = (error: unknown) => (error instanceof ApiError ? error.message : String(error));
 
 /** Her draft without `field`'s value (every value, without a field): she took theirs. */
 const withoutField = (draft: Row, field?: string): Row =>
@@ -309,6 +314,7 @@ function localDateTime(value: unknown): string {
 }
 
 function FieldInput(props: {
+  session: Session;
   field: FieldModel;
   value: unknown;
   editable: boolean;
@@ -317,7 +323,7 @@ function FieldInput(props: {
   creating: boolean;
   onChange: (value: unknown) => void;
 }) {
-  const { field, value, editable, why, error, creating, onChange } = props;
+  const { session, field, value, editable, why, error, creating, onChange } = props;
   const id = `field-${field.name}`;
   const described =
     [error ? `${id}-error` : "", why ? `${id}-why` : ""].filter(Boolean).join(" ") || undefined;
@@ -351,6 +357,8 @@ function FieldInput(props: {
         const text = (e.target as HTMLInputElement).value;
         onChange(text === "" ? empty(text) : new Date(text).toISOString());
       }} />`;
+  else if (field.references && editable)
+    input = html`<${ReferencePicker} session=${session} target=${field.references} common=${common} value=${value} onChange=${onChange} />`;
   else if (field.type === "json")
     input = html`<${JsonInput} common=${common} value=${value} onChange=${onChange} />`;
   else
