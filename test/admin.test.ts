@@ -501,6 +501,120 @@ forEachDialect(
         await context.close();
       });
 
+      it("bulk: a shift-range updated and deleted with each row's outcome; the current view exported as CSV", async () => {
+        for (const name of ["Bulk A", "Bulk B", "Bulk C"])
+          await app.api.createProduct({ body: { name, price: 1, status: "active" }, overrideAccess: true });
+        const { context, page } = await signedIn(ADMIN_KEY);
+        await page.goto(
+          `${origin}/api/admin#/product?filter[name][startsWith]=Bulk&sortBy=name&sortOrder=asc`,
+        );
+        await expect.poll(() => grid(page).locator("tbody tr").count()).toBe(3);
+        await page
+          .getByRole("checkbox", { name: /^Select / })
+          .first()
+          .click();
+        await page
+          .getByRole("checkbox", { name: /^Select / })
+          .last()
+          .click({ modifiers: ["Shift"] });
+        const bulk = page.getByRole("group", { name: "Selected rows" });
+        await expect.poll(() => bulk.textContent()).toContain("3 selected");
+        // The CSV of the current view: its filter, its order, the fields she reads.
+        const download = page.waitForEvent("download");
+        await page.getByRole("button", { name: "Export CSV" }).click();
+        const csv = readFileSync((await (await download).path())!, "utf8")
+          .trim()
+          .split("\r\n");
+        expect(csv[0]).toBe("id,name,price,status,createdAt,updatedAt,image");
+        expect(csv.slice(1).map((line) => line.split(",")[1])).toEqual(["Bulk A", "Bulk B", "Bulk C"]);
+        await bulk.getByLabel("Field", { exact: true }).selectOption("status");
+        await bulk.getByLabel("Value", { exact: true }).fill("draft");
+        await bulk.getByRole("button", { name: "Set on selected" }).click();
+        const outcomes = bulk.getByRole("table", { name: "Outcome per row" });
+        await expect
+          .poll(() => outcomes.locator("tbody td:nth-child(2)").allTextContents())
+          .toEqual(["200", "200", "200"]);
+        const stored = await app.api.listProducts({
+          query: { where: { name: { startsWith: "Bulk" } } },
+          overrideAccess: true,
+        });
+        expect(stored.items.map((p) => p.status)).toEqual(["draft", "draft", "draft"]);
+        await bulk.getByRole("button", { name: "Delete selected" }).click();
+        await expect
+          .poll(() => outcomes.locator("tbody td:nth-child(2)").allTextContents())
+          .toEqual(["200", "200", "200"]);
+        await expect.poll(() => grid(page).count()).toBe(0);
+        await context.close();
+      });
+
+      it("bulk by keyboard: her own row changes, another's answers 404 and stays as it was", async () => {
+        const product = (await app.api.listProducts({ query: { limit: 1 }, overrideAccess: true })).items[0]!;
+        await app.api.createReview({
+          body: { productId: product.id, rating: 1 },
+          headers: { "x-api-key": USER_KEY },
+        });
+        const { context, page } = await signedIn(USER_KEY);
+        await page.getByRole("link", { name: "reviews" }).click();
+        await grid(page).waitFor();
+        const boxes = page.getByRole("checkbox", { name: /^Select / });
+        const count = await boxes.count();
+        expect(count).toBeGreaterThan(1);
+        await boxes.first().focus();
+        await page.keyboard.press("Space");
+        await boxes.last().focus();
+        await page.keyboard.press("Shift+Space");
+        const bulk = page.getByRole("group", { name: "Selected rows" });
+        await expect.poll(() => bulk.textContent()).toContain(`${count} selected`);
+        await bulk.getByLabel("Field", { exact: true }).selectOption("rating");
+        await bulk.getByLabel("Value", { exact: true }).fill("2");
+        await bulk.getByRole("button", { name: "Set on selected" }).click();
+        const statuses = bulk
+          .getByRole("table", { name: "Outcome per row" })
+          .locator("tbody td:nth-child(2)");
+        await expect.poll(() => statuses.count()).toBe(count);
+        const all = await statuses.allTextContents();
+        expect(all.filter((s) => s === "200")).toHaveLength(1);
+        expect(all.filter((s) => s === "404")).toHaveLength(count - 1);
+        const admins = await app.api.readReview({ params: { id: ids.review! }, overrideAccess: true });
+        expect(admins.rating).toBe(4);
+        await context.close();
+      });
+
+      it("CSV import checks every row first, then creates each once however often the file is run", async () => {
+        const { context, page } = await signedIn(ADMIN_KEY);
+        await page.getByRole("link", { name: "products" }).click();
+        await grid(page).waitFor();
+        const upload = (text: string) =>
+          page
+            .getByLabel("Import CSV")
+            .setInputFiles({ name: "products.csv", mimeType: "text/csv", buffer: Buffer.from(text) });
+        await upload('name,price,status\r\n"Imported, one",12,active\r\nImported two,twelve,active\r\n');
+        const outcomes = page.getByRole("table", { name: "Outcome per row" });
+        await expect.poll(() => outcomes.textContent()).toContain("price must be a number");
+        const imported = async () =>
+          (
+            await app.api.listProducts({
+              query: { where: { name: { startsWith: "Imported" } } },
+              overrideAccess: true,
+            })
+          ).items.length;
+        expect(await imported()).toBe(0);
+        const good = 'name,price,status\r\n"Imported, one",12,active\r\nImported two,13,draft\r\n';
+        await upload(good);
+        await expect
+          .poll(() => outcomes.locator("tbody td:nth-child(2)").allTextContents())
+          .toEqual(["201", "201"]);
+        expect(await imported()).toBe(2);
+        // The same file again: the same keys, answered from the first run, nothing created twice.
+        await page.getByLabel("Import CSV").setInputFiles([]);
+        await upload(good);
+        await expect
+          .poll(() => outcomes.locator("tbody td:nth-child(2)").allTextContents())
+          .toEqual(["201", "201"]);
+        expect(await imported()).toBe(2);
+        await context.close();
+      });
+
       it("passes axe (no serious or critical violation) on list and form, light and dark; screenshots kept", async () => {
         mkdirSync(artifacts, { recursive: true });
         for (const scheme of ["light", "dark"] as const) {

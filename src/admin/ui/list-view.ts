@@ -5,6 +5,7 @@
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, request } from "./api.ts";
+import { BulkBar, ExportCsv, ImportCsv, useSelection } from "./bulk.ts";
 import { useLive } from "./live.ts";
 import type { Session } from "./main.ts";
 import { type FieldModel, operatorsFor, type ResourceModel } from "./model.ts";
@@ -82,6 +83,7 @@ export function ListView({
   const url = `${session.config.basePath}/${model.plural}?${apiQuery}`;
 
   const { fresh, changed, reloads, reload, clear } = useLiveRows(model, query, session);
+  const selection = useSelection();
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: reloads asks for the same URL again.
   useEffect(() => {
@@ -140,6 +142,11 @@ export function ListView({
           )}
         </ul>`
       }
+      <div class="tools">
+        <${ExportCsv} session=${session} model=${model} fields=${fields} query=${query} />
+        ${access.create.allowed && html`<${ImportCsv} session=${session} model=${model} onDone=${reload} />`}
+      </div>
+      ${selection.selected.size > 0 && html`<${BulkBar} session=${session} model=${model} fields=${fields} selected=${selection.selected} onDone=${reload} />`}
       ${failure && html`<p role="alert" class="error">${failure}</p>`}
       ${!page && !failure && html`<p role="status">${t.loading}</p>`}
       ${
@@ -151,7 +158,7 @@ export function ListView({
       }
       ${
         page &&
-        html`<${Grid} resource=${resource} fields=${fields} rows=${page.items.map((row) => (String(row.id) in changed ? (changed[String(row.id)] ?? { ...row, [GONE]: true }) : row))} sortable=${model.sortable} sortBy=${sortBy} sortOrder=${sortOrder} onSort=${(
+        html`<${Grid} selection=${selection} resource=${resource} fields=${fields} rows=${page.items.map((row) => (String(row.id) in changed ? (changed[String(row.id)] ?? { ...row, [GONE]: true }) : row))} sortable=${model.sortable} sortBy=${sortBy} sortOrder=${sortOrder} onSort=${(
           field: string,
         ) =>
           go((q) => {
@@ -180,8 +187,16 @@ function Grid(props: {
   sortBy: string;
   sortOrder: string;
   onSort: (field: string) => void;
+  selection: ReturnType<typeof useSelection>;
 }) {
-  const { resource, fields, rows, sortable, sortBy, sortOrder, onSort } = props;
+  const { resource, fields, rows, sortable, sortBy, sortOrder, onSort, selection } = props;
+  const ids = rows.map((row) => String(row.id));
+  // Space toggles a row's box; shift with it (or a shift-click) selects the range from the last one.
+  const pick = (index: number) => (event: MouseEvent | KeyboardEvent) => {
+    if (event instanceof KeyboardEvent && event.key !== " ") return;
+    event.preventDefault();
+    selection.toggle(ids, index, event.shiftKey);
+  };
   if (rows.length === 0) return html`<p>${t.noRows}</p>`;
   const sortState = (name: string) =>
     name === sortBy ? (sortOrder === "asc" ? "ascending" : "descending") : "none";
@@ -190,6 +205,7 @@ function Grid(props: {
       <table role="grid" aria-labelledby="list-title" aria-rowcount=${rows.length + 1}>
         <thead>
           <tr>
+            <th scope="col"><span class="visually-hidden">${t.bulk}</span></th>
             ${fields.map(
               (
                 f,
@@ -201,7 +217,12 @@ function Grid(props: {
         </thead>
         <tbody>
           ${rows.map(
-            (row) => html`<tr class=${GONE in row ? "gone" : undefined}>
+            (
+              row,
+              index,
+            ) => html`<tr class=${GONE in row ? "gone" : undefined} aria-selected=${selection.selected.has(String(row.id))}>
+              <td><input type="checkbox" aria-label=${t.select(String(row.id))} checked=${selection.selected.has(String(row.id))}
+                onClick=${pick(index)} onKeyDown=${pick(index)} /></td>
               ${fields.map((f, i) =>
                 i === 0
                   ? html`<td><a href=${recordHref(resource, String(row.id))} aria-label=${t.open(String(row.id))}>${cellText(row[f.name])}</a></td>`
