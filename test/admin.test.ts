@@ -143,7 +143,12 @@ forEachDialect(
         await page.getByRole("button", { name: "Sign in" }).click();
         const nav = page.getByRole("navigation", { name: "Resources" });
         await nav.waitFor();
-        expect(await nav.getByRole("link").allTextContents()).toEqual(["products", "orders", "reviews"]);
+        expect(await nav.getByRole("link").allTextContents()).toEqual([
+          "products",
+          "orders",
+          "reviews",
+          "files",
+        ]);
         await nav.getByRole("link", { name: "products" }).click();
         await grid(page).waitFor();
         expect(requests.length).toBeGreaterThan(3);
@@ -197,7 +202,8 @@ forEachDialect(
         const { context, page, errors } = await signedIn(ADMIN_KEY);
         await page.getByRole("link", { name: "products" }).click();
         await page.getByRole("link", { name: "New product" }).click();
-        const price = page.getByLabel("price");
+        await page.getByRole("heading", { name: "New product" }).waitFor();
+        const price = page.getByLabel("price *");
         expect(await price.getAttribute("min")).toBe("0");
         expect(await page.getByLabel("name *").getAttribute("required")).not.toBeNull();
         expect(await page.getByLabel("status").evaluate((e) => e.tagName)).toBe("SELECT");
@@ -612,6 +618,94 @@ forEachDialect(
           .poll(() => outcomes.locator("tbody td:nth-child(2)").allTextContents())
           .toEqual(["201", "201"]);
         expect(await imported()).toBe(2);
+        await context.close();
+      });
+
+      it("files: upload with progress, thumbnails through the protected download route, a type filter, download, delete, and a product's image", async () => {
+        const png = Buffer.from(
+          "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+          "base64",
+        );
+        const { context, page, errors } = await signedIn(ADMIN_KEY);
+        await page.getByRole("navigation").getByRole("link", { name: "files" }).click();
+        await page.getByRole("heading", { name: "files" }).waitFor();
+        const upload = page.getByLabel("Upload a file");
+        await upload.setInputFiles({ name: "dot.png", mimeType: "image/png", buffer: png });
+        const files = page.getByRole("table", { name: "files" });
+        await files.locator("td", { hasText: "dot.png" }).waitFor();
+        // The thumbnail's bytes came through the download route with her key: a real image.
+        const thumb = files.getByRole("img", { name: /dot.png|\.png/ }).first();
+        await expect.poll(() => thumb.evaluate((img) => (img as HTMLImageElement).naturalWidth)).toBe(1);
+        expect(await thumb.getAttribute("src")).toMatch(/^blob:/);
+        // A bigger file shows its progress while it goes.
+        await upload.setInputFiles({
+          name: "notes.txt",
+          mimeType: "text/plain",
+          buffer: Buffer.alloc(3 * 1024 * 1024, "a"),
+        });
+        await page.getByRole("progressbar", { name: "Uploading" }).waitFor();
+        await files.locator("td", { hasText: "notes.txt" }).waitFor();
+        await page.getByLabel("Type").selectOption("image/*");
+        await expect.poll(() => files.locator("td", { hasText: "notes.txt" }).count()).toBe(0);
+        await page.getByLabel("Type").selectOption("");
+        const download = page.waitForEvent("download");
+        await files.getByRole("button", { name: "Download notes.txt" }).click();
+        expect((await download).suggestedFilename()).toBe("notes.txt");
+        await files.getByRole("button", { name: "Delete notes.txt" }).click();
+        await expect.poll(() => files.locator("td", { hasText: "notes.txt" }).count()).toBe(0);
+        // A product's image: uploaded from its form, saved as the field's value, shown.
+        const product = (await app.api.listProducts({ query: { limit: 1 }, overrideAccess: true })).items[0]!;
+        await page.goto(`${origin}/api/admin#/product/${product.id}`);
+        await page
+          .getByLabel("Upload a file")
+          .setInputFiles({ name: "photo.png", mimeType: "image/png", buffer: png });
+        await expect.poll(() => page.getByLabel("image").inputValue()).not.toBe("");
+        const fileId = await page.getByLabel("image").inputValue();
+        await page.getByRole("button", { name: "Save" }).click();
+        await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+        expect((await app.api.readProduct({ params: { id: product.id }, overrideAccess: true })).image).toBe(
+          fileId,
+        );
+        await expect.poll(() => page.getByRole("img", { name: /photo|\.png/ }).count()).toBeGreaterThan(0);
+        expect(errors).toEqual([]);
+        await context.close();
+      });
+
+      it("chooses columns (kept in the URL, never sent to the API) and shows the request and the client call", async () => {
+        const { context, page, requests } = await signedIn(ADMIN_KEY);
+        await page.getByRole("link", { name: "products" }).click();
+        await grid(page).waitFor();
+        await page.locator("summary", { hasText: "Columns" }).click();
+        for (const name of ["createdAt", "updatedAt", "image"])
+          await page.getByRole("checkbox", { name, exact: true }).uncheck();
+        await expect
+          .poll(async () => (await grid(page).locator("thead th").allTextContents()).map((h) => h.trim()))
+          .toEqual(["Selected rows", "id", "name", "price", "status"]);
+        expect(page.url()).toContain("_columns=");
+        await page.reload();
+        await expect.poll(() => grid(page).locator("thead th").count()).toBe(5);
+        expect(
+          requests.filter((url) => url.includes("/api/products?")).every((url) => !url.includes("_columns")),
+        ).toBe(true);
+        await page.getByRole("button", { name: "Show request" }).click();
+        const shown = await page.locator(".show-request").textContent();
+        expect(shown).toMatch(/GET \/api\/products\?.*count=estimated/);
+        expect(shown).toContain("client.product.list(");
+        expect(shown).not.toContain(ADMIN_KEY);
+        await context.close();
+      });
+
+      it("history is absent for a customer, and her forged call for it is refused", async () => {
+        const { context, page } = await signedIn(USER_KEY);
+        const status = await page.evaluate(
+          async ([url, key]) => (await fetch(url!, { headers: { "x-api-key": key! } })).status,
+          [`${origin}/api/audit/logs?resource=order&recordId=${ids.herOrder}`, USER_KEY],
+        );
+        expect(status).toBe(403);
+        await page.goto(`${origin}/api/admin#/order/${ids.herOrder}`);
+        await page.getByLabel("item").waitFor();
+        await page.waitForTimeout(300);
+        expect(await page.getByRole("region", { name: "History" }).count()).toBe(0);
         await context.close();
       });
 

@@ -57,6 +57,37 @@ export function cellText(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
+const COLUMNS = "_columns";
+
+/** The columns she chose (`_columns` in the URL, the admin's own: not sent to the API); the id always. */
+function columnsOf(fields: FieldModel[], query: URLSearchParams): FieldModel[] {
+  const chosen = query.get(COLUMNS)?.split(",");
+  return chosen ? fields.filter((f) => f.name === "id" || chosen.includes(f.name)) : fields;
+}
+
+/** Which fields the grid shows: a checkbox each (the id always, it opens the record). */
+function ColumnChooser({
+  fields,
+  shown,
+  onChange,
+}: {
+  fields: FieldModel[];
+  shown: FieldModel[];
+  onChange: (names: string[]) => void;
+}) {
+  const on = new Set(shown.map((f) => f.name));
+  return html`<details class="columns">
+    <summary>${t.columns}</summary>
+    <fieldset>
+      <legend class="visually-hidden">${t.columns}</legend>
+      ${fields.map(
+        (f) => html`<label><input type="checkbox" checked=${on.has(f.name)} disabled=${f.name === "id"}
+          onChange=${() => onChange(fields.filter((g) => (g.name === f.name ? !on.has(g.name) : on.has(g.name))).map((g) => g.name))} /> ${f.name}</label>`,
+      )}
+    </fieldset>
+  </details>`;
+}
+
 /** Marks a row deleted meanwhile: it stays in place, struck through. */
 const GONE = Symbol("gone");
 
@@ -75,9 +106,11 @@ export function ListView({
   const access = session.access.get(resource)!;
   const hidden = new Set(access.hiddenFields);
   const fields = model.fields.filter((f) => !hidden.has(f.name));
+  const columns = columnsOf(fields, query);
   const [page, setPage] = useState<Page>();
   const [failure, setFailure] = useState<string>();
   const apiQuery = new URLSearchParams(query);
+  apiQuery.delete(COLUMNS);
   apiQuery.set("count", "estimated");
   if (!apiQuery.has("limit")) apiQuery.set("limit", "20");
   const url = `${session.config.basePath}/${model.plural}?${apiQuery}`;
@@ -143,7 +176,8 @@ export function ListView({
         </ul>`
       }
       <div class="tools">
-        <${ExportCsv} session=${session} model=${model} fields=${fields} query=${query} />
+        <${ColumnChooser} fields=${fields} shown=${columns} onChange=${(names: string[]) => go((q) => (names.length === fields.length ? q.delete(COLUMNS) : q.set(COLUMNS, names.join(","))))} />
+        <${ExportCsv} session=${session} model=${model} fields=${columns} query=${apiQuery} />
         ${access.create.allowed && html`<${ImportCsv} session=${session} model=${model} onDone=${reload} />`}
       </div>
       ${selection.selected.size > 0 && html`<${BulkBar} session=${session} model=${model} fields=${fields} selected=${selection.selected} onDone=${reload} />`}
@@ -158,7 +192,7 @@ export function ListView({
       }
       ${
         page &&
-        html`<${Grid} selection=${selection} resource=${resource} fields=${fields} rows=${page.items.map((row) => (String(row.id) in changed ? (changed[String(row.id)] ?? { ...row, [GONE]: true }) : row))} sortable=${model.sortable} sortBy=${sortBy} sortOrder=${sortOrder} onSort=${(
+        html`<${Grid} selection=${selection} resource=${resource} fields=${columns} rows=${page.items.map((row) => (String(row.id) in changed ? (changed[String(row.id)] ?? { ...row, [GONE]: true }) : row))} sortable=${model.sortable} sortBy=${sortBy} sortOrder=${sortOrder} onSort=${(
           field: string,
         ) =>
           go((q) => {

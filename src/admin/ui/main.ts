@@ -6,6 +6,7 @@ import { html } from "htm/preact";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, type Credential, request, saveCredential, savedCredential } from "./api.ts";
+import { FilesView } from "./files.ts";
 import { ListView } from "./list-view.ts";
 import { type ApiModel, readModel } from "./model.ts";
 import { RecordForm } from "./record-form.ts";
@@ -40,6 +41,8 @@ export interface Session {
   credential: Credential | undefined;
   model: ApiModel;
   access: Map<string, ResourceAccess>;
+  /** The upload plugin's file list answers her: the files view is offered. */
+  files: boolean;
 }
 
 const config = JSON.parse(
@@ -73,7 +76,11 @@ function App() {
         const resources = permissions.body.resources;
         const model = readModel(openapi.body, resources);
         const access = new Map(resources.map((r) => [r.name, r]));
-        if (live) setSession({ config, credential: signedIn, model, access });
+        const files = await request(signedIn, "GET", `${config.basePath}/upload/files?limit=1`).then(
+          () => true,
+          () => false,
+        );
+        if (live) setSession({ config, credential: signedIn, model, access, files });
       } catch (error) {
         if (!live) return;
         saveCredential(undefined);
@@ -110,21 +117,34 @@ function App() {
           setCredential(undefined);
         }}>${t.signOut}</button>
       </header>
-      <${Navigation} resources=${listable} current=${route.resource} />
+      <${Navigation} resources=${listable} current=${route.resource} files=${session.files} />
       <main id="main">
         ${
-          !current
-            ? html`<p>${listable.length === 0 ? t.nothingToList : t.resources}</p>`
-            : route.id
-              ? html`<${RecordForm} key=${`${current.name}/${route.id}`} session=${session} resource=${current.name} id=${route.id} />`
-              : html`<${ListView} key=${current.name} session=${session} resource=${current.name} query=${route.query} />`
+          route.resource === FILES_ROUTE && session.files
+            ? html`<${FilesView} session=${session} />`
+            : !current
+              ? html`<p>${listable.length === 0 ? t.nothingToList : t.resources}</p>`
+              : route.id
+                ? html`<${RecordForm} key=${`${current.name}/${route.id}`} session=${session} resource=${current.name} id=${route.id} />`
+                : html`<${ListView} key=${current.name} session=${session} resource=${current.name} query=${route.query} />`
         }
       </main>
     </div>
   `;
 }
 
-function Navigation({ resources, current }: { resources: ResourceAccess[]; current?: string }) {
+/** The files view's place in the URL: `#/_files` (no resource's name starts with an underscore). */
+const FILES_ROUTE = "_files";
+
+function Navigation({
+  resources,
+  current,
+  files,
+}: {
+  resources: ResourceAccess[];
+  current?: string;
+  files: boolean;
+}) {
   const [find, setFind] = useState("");
   const shown = resources.filter((r) => r.name.toLowerCase().includes(find.toLowerCase()));
   return html`
@@ -138,6 +158,7 @@ function Navigation({ resources, current }: { resources: ResourceAccess[]; curre
           (r) =>
             html`<li><a href=${listHref(r.name)} aria-current=${r.name === current ? "page" : undefined}>${r.plural}</a></li>`,
         )}
+        ${files && html`<li><a href=${listHref(FILES_ROUTE)} aria-current=${current === FILES_ROUTE ? "page" : undefined}>${t.files}</a></li>`}
       </ul>
     </nav>
   `;

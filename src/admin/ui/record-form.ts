@@ -7,6 +7,7 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, request } from "./api.ts";
 import { ConflictView } from "./conflict-view.ts";
+import { FileField } from "./files.ts";
 import { History } from "./history.ts";
 import { useLive } from "./live.ts";
 import type { Session, Verdict } from "./main.ts";
@@ -357,6 +358,8 @@ function FieldInput(props: {
         const text = (e.target as HTMLInputElement).value;
         onChange(text === "" ? empty(text) : new Date(text).toISOString());
       }} />`;
+  else if (field.file)
+    input = html`<${FileField} session=${session} common=${common} value=${value} editable=${editable} onChange=${onChange} />`;
   else if (field.references && editable)
     input = html`<${ReferencePicker} session=${session} target=${field.references} common=${common} value=${value} onChange=${onChange} />`;
   else if (field.type === "json")
