@@ -143,10 +143,12 @@ forEachDialect(
         await page.getByRole("button", { name: "Sign in" }).click();
         const nav = page.getByRole("navigation", { name: "Resources" });
         await nav.waitFor();
-        expect(await nav.getByRole("link").allTextContents()).toEqual([
+        expect(await nav.getByRole("list", { name: "Data" }).getByRole("link").allTextContents()).toEqual([
           "products",
           "orders",
           "reviews",
+        ]);
+        expect(await nav.getByRole("list", { name: "Uploads" }).getByRole("link").allTextContents()).toEqual([
           "files",
         ]);
         await nav.getByRole("link", { name: "products" }).click();
@@ -264,6 +266,30 @@ forEachDialect(
         expect(
           (await app.api.readOrder({ params: { id: ids.adminOrder! }, overrideAccess: true })).item,
         ).toBe("Crate");
+        // Her own order, with a field she may not write: 403, nothing changed.
+        const cost = await page.evaluate(
+          async ([url, key]) =>
+            (
+              await fetch(url!, {
+                method: "PATCH",
+                headers: { "content-type": "application/json", "x-api-key": key! },
+                body: JSON.stringify({ cost: 0 }),
+              })
+            ).status,
+          [`${origin}/api/order/${ids.herOrder}`, USER_KEY],
+        );
+        expect(cost).toBe(403);
+        expect((await app.api.readOrder({ params: { id: ids.herOrder! }, overrideAccess: true })).cost).toBe(
+          7,
+        );
+        // Nor is it in her CSV of the list.
+        await page.goto(`${origin}/api/admin#/order`);
+        await grid(page).waitFor();
+        const download = page.waitForEvent("download");
+        await page.getByRole("button", { name: "Export CSV" }).click();
+        const csv = readFileSync((await (await download).path())!, "utf8");
+        expect(csv.split("\r\n")[0]).not.toContain("cost");
+        expect(csv).not.toContain("Crate");
         await context.close();
       });
 

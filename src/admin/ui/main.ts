@@ -146,20 +146,26 @@ function Navigation({
   files: boolean;
 }) {
   const [find, setFind] = useState("");
-  const shown = resources.filter((r) => r.name.toLowerCase().includes(find.toLowerCase()));
+  const shown = resources.filter((r) =>
+    `${r.name} ${r.plural}`.toLowerCase().includes(find.toLowerCase().trim()),
+  );
+  const link = (href: string, here: boolean, text: string) =>
+    html`<li><a href=${href} aria-current=${here ? "page" : undefined}>${text}</a></li>`;
+  // Two groups: the app's resources (searchable when there are many), then the uploaded files.
   return html`
     <nav aria-label=${t.resources}>
+      <h2 class="group" id="nav-data">${t.data}</h2>
       ${
         resources.length > 8 &&
-        html`<label>${t.findResource} <input type="search" value=${find} onInput=${(e: Event) => setFind((e.target as HTMLInputElement).value)} /></label>`
+        html`<label for="nav-find">${t.findResource}</label>
+          <input id="nav-find" type="search" value=${find} onInput=${(e: Event) => setFind((e.target as HTMLInputElement).value)} />`
       }
-      <ul>
-        ${shown.map(
-          (r) =>
-            html`<li><a href=${listHref(r.name)} aria-current=${r.name === current ? "page" : undefined}>${r.plural}</a></li>`,
-        )}
-        ${files && html`<li><a href=${listHref(FILES_ROUTE)} aria-current=${current === FILES_ROUTE ? "page" : undefined}>${t.files}</a></li>`}
-      </ul>
+      <ul aria-labelledby="nav-data">${shown.map((r) => link(listHref(r.name), r.name === current, r.plural))}</ul>
+      ${
+        files &&
+        html`<h2 class="group" id="nav-files">${t.uploads}</h2>
+          <ul aria-labelledby="nav-files">${link(listHref(FILES_ROUTE), current === FILES_ROUTE, t.files)}</ul>`
+      }
     </nav>
   `;
 }

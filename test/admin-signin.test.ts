@@ -1,0 +1,96 @@
+// The admin page's sign-in with the other credentials an app takes: a bearer JWT (the jwt()
+// plugin) and the browser's own session cookie (an app's identify reading it, as better-auth's
+// does); and the navigation of an app with many resources, grouped and searchable.
+
+import { createResource, crudkit, databaseFromUrl, withId } from "crudkit-api";
+import { serve } from "crudkit-api/node";
+import { jwt } from "crudkit-api/plugins";
+import { SignJWT } from "jose";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { chromiumPresent, launchChromium } from "./chromium.ts";
+
+const SECRET = "admin-signin-test-secret-of-enough-length";
+const suite = chromiumPresent || process.env.CI ? describe : describe.skip;
+const signedIn = ({ user }: { user: unknown }) => user !== null;
+const things = Array.from({ length: 10 }, (_, i) =>
+  createResource({
+    name: `thing${i}`,
+    schema: withId({ title: z.string().max(50) }),
+    access: { list: signedIn, read: signedIn, create: signedIn },
+  }),
+);
+const app = crudkit({
+  database: databaseFromUrl("file::memory:"),
+  autoMigrate: true,
+  resources: things,
+  admin: true,
+  // The session a host's sign-in set: a cookie the browser sends by itself.
+  identify: (request) =>
+    /(?:^|;\s*)sid=good(?:;|$)/.test(request.headers.get("cookie") ?? "") ? { id: "cookie-user" } : null,
+  plugins: [jwt({ secret: SECRET })],
+});
+
+let browser: Browser | undefined;
+let origin = "";
+let close = async () => {};
+beforeAll(async () => {
+  await app.ready;
+  const running = await serve(app, { port: 0, hostname: "127.0.0.1" });
+  origin = running.url;
+  close = () => running.close();
+  if (chromiumPresent || process.env.CI) browser = await launchChromium();
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await close();
+  await app.close();
+});
+
+suite("admin sign-in and navigation in headless Chromium", () => {
+  it("a bearer JWT signs in; a forged one shows the 401's message", async () => {
+    const token = await new SignJWT({ sub: "jwt-user" })
+      .setProtectedHeader({ alg: "HS256" })
+      .setExpirationTime("1h")
+      .sign(new TextEncoder().encode(SECRET));
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(5000);
+    await page.goto(`${origin}/api/admin`);
+    await page.getByLabel("Credential").selectOption("bearer");
+    await page.getByLabel("Key or token").fill(`${token.slice(0, -4)}AAAA`);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/token/i);
+    await page.getByLabel("Credential").selectOption("bearer");
+    await page.getByLabel("Key or token").fill(token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const nav = page.getByRole("navigation", { name: "Resources" });
+    await nav.waitFor();
+    expect(await nav.getByRole("list", { name: "Data" }).getByRole("link").count()).toBe(10);
+    // Many resources: a search narrows the list.
+    await nav.getByLabel("Find a resource").fill("thing3");
+    await expect.poll(() => nav.getByRole("link").allTextContents()).toEqual(["thing3s"]);
+    await nav.getByRole("link", { name: "thing3s" }).click();
+    await page.getByRole("heading", { name: "thing3s" }).waitFor();
+    await context.close();
+  });
+
+  it("the browser's session cookie signs in; without it she may list nothing", async () => {
+    const context = await browser!.newContext();
+    await context.addCookies([{ name: "sid", value: "good", url: origin }]);
+    const page = await context.newPage();
+    page.setDefaultTimeout(5000);
+    await page.goto(`${origin}/api/admin`);
+    await page.getByLabel("Credential").selectOption("session");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page
+      .getByRole("navigation", { name: "Resources" })
+      .getByRole("link", { name: "thing0s" })
+      .waitFor();
+    await context.clearCookies();
+    await page.reload();
+    await page.getByText("Your rules let you list no resource.").waitFor();
+    await context.close();
+  });
+});
