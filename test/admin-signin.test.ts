@@ -21,10 +21,21 @@ const things = Array.from({ length: 10 }, (_, i) =>
     access: { list: signedIn, read: signedIn, create: signedIn },
   }),
 );
+// Every input kind: a switch, a JSON editor that validates, a date and time.
+const gadget = createResource({
+  name: "gadget",
+  schema: withId({
+    label: z.string().max(40),
+    active: z.boolean(),
+    specs: z.record(z.string(), z.unknown()).optional(),
+    madeAt: z.date().optional(),
+  }),
+  access: { list: signedIn, read: signedIn, create: signedIn, update: signedIn },
+});
 const app = crudkit({
   database: databaseFromUrl("file::memory:"),
   autoMigrate: true,
-  resources: things,
+  resources: [...things, gadget],
   admin: true,
   // The session a host's sign-in set: a cookie the browser sends by itself.
   identify: (request) =>
@@ -67,12 +78,49 @@ suite("admin sign-in and navigation in headless Chromium", () => {
     await page.getByRole("button", { name: "Sign in" }).click();
     const nav = page.getByRole("navigation", { name: "Resources" });
     await nav.waitFor();
-    expect(await nav.getByRole("list", { name: "Data" }).getByRole("link").count()).toBe(10);
+    expect(await nav.getByRole("list", { name: "Data" }).getByRole("link").count()).toBe(11);
     // Many resources: a search narrows the list.
     await nav.getByLabel("Find a resource").fill("thing3");
     await expect.poll(() => nav.getByRole("link").allTextContents()).toEqual(["thing3s"]);
     await nav.getByRole("link", { name: "thing3s" }).click();
     await page.getByRole("heading", { name: "thing3s" }).waitFor();
+    await context.close();
+  });
+
+  it("a switch for a boolean, a JSON editor that refuses what does not parse, a date and time", async () => {
+    const context = await browser!.newContext({ timezoneId: "UTC" });
+    await context.addCookies([{ name: "sid", value: "good", url: origin }]);
+    const page = await context.newPage();
+    page.setDefaultTimeout(5000);
+    await page.goto(`${origin}/api/admin`);
+    await page.getByLabel("Credential").selectOption("session");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Resources" }).waitFor();
+    await page.goto(`${origin}/api/admin#/gadget/new`);
+    await page.getByLabel("label *").fill("Lamp");
+    await page.getByRole("switch", { name: "active" }).check();
+    const specs = page.getByLabel("specs");
+    await specs.fill("{bad");
+    expect(await specs.getAttribute("aria-invalid")).toBe("true");
+    let posted = 0;
+    page.on("request", (r) => {
+      if (r.method() === "POST") posted++;
+    });
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.waitForTimeout(200);
+    expect(posted).toBe(0);
+    await specs.fill('{"watts": 40}');
+    expect(await specs.getAttribute("aria-invalid")).toBeNull();
+    await page.getByLabel("madeAt").fill("2026-01-02T03:04:05");
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.getByRole("heading", { name: /^gadget / }).waitFor();
+    const id = decodeURIComponent(page.url().split("/").at(-1)!);
+    const stored = await app.api.readGadget({ params: { id }, overrideAccess: true });
+    expect([stored.active, stored.specs, new Date(stored.madeAt!).toISOString()]).toEqual([
+      true,
+      { watts: 40 },
+      "2026-01-02T03:04:05.000Z",
+    ]);
     await context.close();
   });
 

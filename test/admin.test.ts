@@ -376,6 +376,14 @@ forEachDialect(
         await expect
           .poll(() => grid(admin.page).locator("tbody tr").first().textContent())
           .toContain("Live kettle");
+        // The server ends every stream (a restart, say): the page opens it again from its last event.
+        await app.endStreams();
+        await admin.page.waitForTimeout(1500);
+        await app.api.createProduct({
+          body: { name: "After restart", price: 4, status: "active" },
+          overrideAccess: true,
+        });
+        await admin.page.getByRole("button", { name: /1 new row/ }).waitFor({ timeout: 4000 });
         const customer = await signedIn(USER_KEY);
         await customer.page.getByRole("link", { name: "orders" }).click();
         await grid(customer.page).waitFor();

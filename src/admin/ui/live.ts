@@ -17,18 +17,19 @@ export async function readEvents(
   credential: Credential | undefined,
   signal: AbortSignal,
   onEvent: (name: string, data: LiveEvent) => void,
-): Promise<void> {
-  const response = await fetch(url, {
-    headers: { accept: "text/event-stream", ...headersFor(credential) },
-    credentials: "same-origin",
-    signal,
-  });
-  if (!response.ok || !response.body) return;
+  resume: { lastId?: string } = {},
+): Promise<boolean> {
+  const headers: Record<string, string> = { accept: "text/event-stream", ...headersFor(credential) };
+  // Reconnecting: the server sends what was missed since this event (or `reset` when too much was).
+  if (resume.lastId) headers["last-event-id"] = resume.lastId;
+  const response = await fetch(url, { headers, credentials: "same-origin", signal });
+  // Refused (her rules, a bad filter): trying again would be refused again.
+  if (!response.ok || !response.body) return false;
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {
     const { value, done } = await reader.read();
-    if (done) return;
+    if (done) return true;
     buffer += value;
     let end = buffer.indexOf("\n\n");
     while (end >= 0) {
@@ -37,7 +38,8 @@ export async function readEvents(
       let name = "message";
       let data = "";
       for (const line of block.split("\n")) {
-        if (line.startsWith("event:")) name = line.slice(6).trim();
+        if (line.startsWith("id:")) resume.lastId = line.slice(3).trim();
+        else if (line.startsWith("event:")) name = line.slice(6).trim();
         else if (line.startsWith("data:")) data += line.slice(5).trim();
       }
       let parsed: LiveEvent = { type: name };
@@ -52,6 +54,8 @@ export async function readEvents(
   }
 }
 
+const RECONNECT_MS = 1000;
+
 /** Follows `url`'s events while the component is shown; nothing when `url` is undefined. */
 export function useLive(
   url: string | undefined,
@@ -64,9 +68,23 @@ export function useLive(
   useEffect(() => {
     if (!url) return;
     const controller = new AbortController();
-    readEvents(url, credential, controller.signal, (name, data) => handler.current(name, data)).catch(() => {
-      // Aborted on leaving, or the stream ended: a list still works without live rows.
-    });
+    const resume: { lastId?: string } = {};
+    // The stream ends when the server restarts or closes it (`event: close`): it is opened again,
+    // a second later, from the last event seen; it stops when the page leaves or it is refused.
+    const follow = async () => {
+      while (!controller.signal.aborted) {
+        const again = await readEvents(
+          url,
+          credential,
+          controller.signal,
+          (n, d) => handler.current(n, d),
+          resume,
+        ).catch(() => !controller.signal.aborted);
+        if (!again) return;
+        await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
+      }
+    };
+    void follow();
     return () => controller.abort();
   }, [url, credential]);
 }
