@@ -156,6 +156,13 @@ describe("README walk-through", () => {
     const created = JSON.parse(execFileSync("bash", ["-c", curl], { encoding: "utf8" }));
     expect(created).toMatchObject({ name: "Hat", price: 5, status: "draft" });
     expect(readFileSync(join(dir, "app.db")).length).toBeGreaterThan(0);
+    // The admin page is on, and its URL printed: the page answers with its strict CSP.
+    const adminUrl = /Admin \(sign in with an API key above\): (\S+)/.exec(output)?.[1];
+    expect(adminUrl).toMatch(/\/api\/admin$/);
+    const page = await fetch(adminUrl!);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(await page.text()).toContain('<div id="admin">');
   });
 
   it("on SIGTERM finishes the request in flight, then exits 0", async () => {
