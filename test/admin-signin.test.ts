@@ -96,7 +96,7 @@ suite("admin sign-in and navigation in headless Chromium", () => {
     await page.getByLabel("Credential").selectOption("session");
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("navigation", { name: "Resources" }).waitFor();
-    await page.goto(`${origin}/api/admin#/gadget/new`);
+    await page.goto(`${origin}/api/admin#/gadget/`);
     await page.getByLabel("label *").fill("Lamp");
     await page.getByRole("switch", { name: "active" }).check();
     const specs = page.getByLabel("specs");

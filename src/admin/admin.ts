@@ -53,8 +53,8 @@ export function admin(options: AdminOptions = {}): CrudkitPlugin {
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <meta name="crudkit-admin" content="${config}" />
     <title>${escapeAttribute(title)}</title>
-    <link rel="stylesheet" href="${base}/assets/${assets.manifest.style}" />
-    <script type="module" src="${base}/assets/${assets.manifest.script}"></script>
+    <link rel="stylesheet" href="${escapeAttribute(`${base}/assets/${assets.manifest.style}`)}" />
+    <script type="module" src="${escapeAttribute(`${base}/assets/${assets.manifest.script}`)}"></script>
   </head>
   <body>
     <div id="admin"></div>

@@ -51,7 +51,10 @@ export function buildApi(
         // A caller without types may leave a path's id out: the 400 says how to give it.
         for (const name of pathParams)
           if (typeof options.params?.[name] !== "string")
-            throw new APIError("BAD_REQUEST", `${name} is missing: pass params: { ${name}: "…" }.`);
+            throw new APIError(
+              "BAD_REQUEST",
+              `params.${name} must be a string: pass params: { ${name}: "…" }.`,
+            );
         const starting = startup();
         if (starting) await starting;
         const result = await endpoint.handler(new InProcessContext(options, deps, db));

@@ -111,6 +111,29 @@ const CONSTRAINT_KEYWORDS = [
   "pattern",
 ] as const;
 
+/** The formats JSON Schema 2020-12 defines. */
+const STANDARD_FORMATS: ReadonlySet<string> = new Set([
+  "date-time",
+  "date",
+  "time",
+  "duration",
+  "email",
+  "idn-email",
+  "hostname",
+  "idn-hostname",
+  "ipv4",
+  "ipv6",
+  "uri",
+  "uri-reference",
+  "iri",
+  "iri-reference",
+  "uuid",
+  "uri-template",
+  "json-pointer",
+  "relative-json-pointer",
+  "regex",
+]);
+
 /** A string's or number's checks as JSON Schema keywords, by Zod's own conversion. */
 function constraintsOf(schema: z.ZodType): Readonly<Record<string, unknown>> {
   let converted: Record<string, unknown>;
@@ -123,6 +146,8 @@ function constraintsOf(schema: z.ZodType): Readonly<Record<string, unknown>> {
   const found: Record<string, unknown> = {};
   for (const keyword of CONSTRAINT_KEYWORDS) {
     const value = converted[keyword];
+    // Zod names some checks as formats JSON Schema does not know (`includes`, `starts_with`): left out.
+    if (keyword === "format" && !STANDARD_FORMATS.has(String(value))) continue;
     // Zod's integer bounds (±2^53 - 1) say nothing a reader needs.
     if (value === undefined || (typeof value === "number" && Math.abs(value) >= Number.MAX_SAFE_INTEGER))
       continue;

@@ -5,7 +5,7 @@
 // nothing twice.
 
 import { html } from "htm/preact";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { ApiError, request } from "./api.ts";
 import { csvLine, parseCsv } from "./csv.ts";
 import type { Session } from "./main.ts";
@@ -20,18 +20,28 @@ export interface Outcome {
   message: string;
 }
 
-/** Which rows are selected; a shift-click or shift-space selects the range from the last one. */
-export function useSelection() {
+/**
+ * Which rows are selected; a shift-click or shift-space sets the range from the last row toggled
+ * (on this page) to the state the clicked row takes. Cleared when the view changes.
+ */
+export function useSelection(view: string) {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
-  const [anchor, setAnchor] = useState<number>();
+  const [anchor, setAnchor] = useState<string>();
+  useEffect(() => {
+    setSelected(new Set());
+    setAnchor(undefined);
+  }, [view]);
   const toggle = (ids: readonly string[], index: number, range: boolean) => {
     const next = new Set(selected);
     const on = !selected.has(ids[index]!);
-    const [from, to] =
-      range && anchor !== undefined ? [Math.min(anchor, index), Math.max(anchor, index)] : [index, index];
-    for (let i = from; i <= to; i++) on || range ? next.add(ids[i]!) : next.delete(ids[i]!);
+    const from = range && anchor !== undefined ? ids.indexOf(anchor) : -1;
+    const [low, high] = from < 0 ? [index, index] : [Math.min(from, index), Math.max(from, index)];
+    for (const id of ids.slice(low, high + 1)) {
+      if (on) next.add(id);
+      else next.delete(id);
+    }
     setSelected(next);
-    setAnchor(index);
+    setAnchor(ids[index]);
   };
   return { selected, toggle, clear: () => setSelected(new Set()) };
 }
@@ -66,12 +76,12 @@ export function BulkBar(props: {
     onDone();
   };
   const chosen = settable.find((f) => f.name === field);
-  const typed = () =>
-    chosen && (chosen.type === "number" || chosen.type === "integer")
-      ? Number(value)
-      : chosen?.type === "boolean"
-        ? value === "true"
-        : value;
+  // Checked as an import's cell is: a typo is said here, never sent as null to every row.
+  const checked = () =>
+    chosen
+      ? bodyOf([chosen.name], [value], new Map([[chosen.name, { ...chosen, required: true }]]))
+      : t.missing(field);
+
   return html`<div class="bulk" role="group" aria-label=${t.bulk}>
     <span>${t.selectedCount(selected.size)}</span>
     <button type="button" class="danger" disabled=${selected.size === 0} onClick=${() => each((id) => request(session.credential, "DELETE", url(id)))}>${t.deleteSelected}</button>
@@ -79,7 +89,9 @@ export function BulkBar(props: {
       settable.length > 0 &&
       html`<form class="filter" onSubmit=${(e: Event) => {
         e.preventDefault();
-        void each((id) => request(session.credential, "PATCH", url(id), { body: { [field]: typed() } }));
+        const body = checked();
+        if (typeof body === "string") return setOutcomes([{ label: field, status: 400, message: body }]);
+        void each((id) => request(session.credential, "PATCH", url(id), { body }));
       }}>
         <label for="bulk-field">${t.field}</label>
         <select id="bulk-field" value=${field} onChange=${(e: Event) => setField((e.target as HTMLSelectElement).value)}>
@@ -158,7 +170,8 @@ export function ImportCsv({
   const [outcomes, setOutcomes] = useState<Outcome[]>();
   const creatable = new Map(model.fields.filter((f) => f.onCreate).map((f) => [f.name, f]));
   const run = async (file: File) => {
-    const [header = [], ...lines] = parseCsv(await file.text());
+    // A spreadsheet's UTF-8 export starts with a byte order mark: not part of the first name.
+    const [header = [], ...lines] = parseCsv((await file.text()).replace(/^\uFEFF/, ""));
     const unknown = header.filter((name) => !creatable.has(name));
     if (unknown.length > 0)
       return setOutcomes([{ label: t.header, status: 400, message: t.unknownColumns(unknown.join(", ")) }]);
@@ -169,8 +182,12 @@ export function ImportCsv({
     // Nothing is sent while any row is wrong: she fixes the file and runs it again.
     if (invalid.length > 0) return setOutcomes(invalid);
     const results: Outcome[] = [];
+    const seen = new Map<string, number>();
     for (const [i, body] of bodies.entries()) {
-      const key = await idempotencyKey(model.name, file.name, i, lines[i]!);
+      const line = JSON.stringify(lines[i]);
+      const repeat = seen.get(line) ?? 0;
+      seen.set(line, repeat + 1);
+      const key = await idempotencyKey(model.name, header, lines[i]!, repeat);
       results.push(
         await outcomeOf(t.rowNumber(i + 2), () =>
           request(session.credential, "POST", `${session.config.basePath}/${model.name}`, {
@@ -186,7 +203,10 @@ export function ImportCsv({
   return html`<div class="import">
     <label for="import-file">${t.importCsv}</label>
     <input id="import-file" type="file" accept=".csv,text/csv" onChange=${(e: Event) => {
-      const file = (e.target as HTMLInputElement).files?.[0];
+      const input = e.target as HTMLInputElement;
+      const file = input.files?.[0];
+      // Emptied, so choosing the same file again (after fixing it) is a change too.
+      input.value = "";
       if (file) void run(file);
     }} />
     ${outcomes && html`<${Outcomes} outcomes=${outcomes} />`}
@@ -213,29 +233,39 @@ function bodyOf(header: string[], cells: string[], fields: Map<string, FieldMode
       body[name] = text === "true";
     } else if (field.type === "enum" && !field.enumValues!.includes(text))
       return t.notOneOf(name, field.enumValues!.join(", "));
-    else body[name] = field.type === "json" ? safeJson(text) : text;
+    else if (field.type === "json") {
+      const parsed = safeJson(text);
+      if (parsed === NOT_JSON) return t.notJson(name);
+      body[name] = parsed;
+    } else body[name] = text;
   }
   for (const field of fields.values())
     if (field.required && !(field.name in body)) return t.missing(field.name);
   return body;
 }
 
+const NOT_JSON = Symbol("not JSON");
+
 function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return text;
+    return NOT_JSON;
   }
 }
 
-/** The same file's same row always has the same key: a rerun is answered, not created again. */
+/**
+ * A row's key is its content (resource, header, cells) and which repeat of that same row in the
+ * file it is: run the file again, fixed or renamed, and a row sent before is answered, not made
+ * again; two identical rows are still two records.
+ */
 async function idempotencyKey(
   resource: string,
-  file: string,
-  index: number,
+  header: string[],
   cells: string[],
+  repeat: number,
 ): Promise<string> {
-  const bytes = new TextEncoder().encode(JSON.stringify([resource, file, index, cells]));
+  const bytes = new TextEncoder().encode(JSON.stringify([resource, header, cells, repeat]));
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return `admin-import-${[...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
 }

@@ -4,6 +4,7 @@
 // so the next save sends its ETag.
 
 import { html } from "htm/preact";
+import { useEffect, useRef } from "preact/hooks";
 import { cellText } from "./list-view.ts";
 import type { FieldModel } from "./model.ts";
 import { t } from "./strings.ts";
@@ -21,9 +22,12 @@ export function ConflictView(props: {
   onKeepMine: () => void;
 }) {
   const { fields, original, theirs, mine, onTakeTheirs, onKeepMine } = props;
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []);
   const differing = fields.filter((f) => f.name in mine || !same(original[f.name], theirs[f.name]));
-  return html`<section class="conflict" role="alert" aria-labelledby="conflict-title">
-    <h3 id="conflict-title">${t.conflictTitle}</h3>
+  // Its heading takes the focus when it appears, so a screen reader starts reading there.
+  return html`<section class="conflict" aria-labelledby="conflict-title">
+    <h3 id="conflict-title" tabindex="-1" ref=${heading}>${t.conflictTitle}</h3>
     <table>
       <caption>${t.conflictIntro}</caption>
       <thead><tr><th scope="col">${t.field}</th><th scope="col">${t.original}</th><th scope="col">${t.theirs}</th><th scope="col">${t.mine}</th><th scope="col"><span class="visually-hidden">${t.choice}</span></th></tr></thead>

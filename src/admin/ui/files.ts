@@ -77,7 +77,10 @@ function useFileUrl(session: Session, id: string | undefined): string | undefine
     })
       .then(async (response) => {
         if (!response.ok || !live) return;
-        made = URL.createObjectURL(await response.blob());
+        const blob = await response.blob();
+        // Gone while the bytes came: no URL made, none to leak.
+        if (!live) return;
+        made = URL.createObjectURL(blob);
         setUrl(made);
       })
       .catch(() => {});

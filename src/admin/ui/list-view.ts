@@ -9,7 +9,7 @@ import { BulkBar, ExportCsv, ImportCsv, useSelection } from "./bulk.ts";
 import { useLive } from "./live.ts";
 import type { Session } from "./main.ts";
 import { type FieldModel, operatorsFor, type ResourceModel } from "./model.ts";
-import { listHref, recordHref } from "./route.ts";
+import { listHref, recordHref, useFocusedHeading } from "./route.ts";
 import { ShowRequest } from "./show-request.ts";
 import { t } from "./strings.ts";
 
@@ -23,7 +23,8 @@ interface Page {
 /** Live rows: new ones counted (the page does not shift under her), changed ones updated in place. */
 function useLiveRows(model: ResourceModel, query: URLSearchParams, session: Session) {
   const [fresh, setFresh] = useState(0);
-  const [changed, setChanged] = useState<Record<string, Row | null>>({});
+  // By id in a Map: an id is data ("__proto__" too), never an object's key.
+  const [changed, setChanged] = useState<ReadonlyMap<string, Row | null>>(new Map());
   const [reloads, setReloads] = useState(0);
   const streamQuery = new URLSearchParams([...query].filter(([key]) => FILTER.test(key)));
   useLive(
@@ -32,8 +33,8 @@ function useLiveRows(model: ResourceModel, query: URLSearchParams, session: Sess
     (name, event) => {
       const id = String(event.record?.id ?? "");
       if (name === "create") setFresh((n) => n + 1);
-      else if (name === "update" && event.record) setChanged((c) => ({ ...c, [id]: event.record! }));
-      else if (name === "delete") setChanged((c) => ({ ...c, [id]: null }));
+      else if (name === "update" && event.record) setChanged((c) => new Map(c).set(id, event.record!));
+      else if (name === "delete") setChanged((c) => new Map(c).set(id, null));
       else if (name === "reset") setReloads((n) => n + 1);
     },
   );
@@ -44,7 +45,7 @@ function useLiveRows(model: ResourceModel, query: URLSearchParams, session: Sess
     reload: () => setReloads((n) => n + 1),
     clear: () => {
       setFresh(0);
-      setChanged({});
+      setChanged(new Map());
     },
   };
 }
@@ -116,7 +117,8 @@ export function ListView({
   const url = `${session.config.basePath}/${model.plural}?${apiQuery}`;
 
   const { fresh, changed, reloads, reload, clear } = useLiveRows(model, query, session);
-  const selection = useSelection();
+  const selection = useSelection(url);
+  const heading = useFocusedHeading();
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: reloads asks for the same URL again.
   useEffect(() => {
@@ -147,16 +149,16 @@ export function ListView({
   return html`
     <section aria-labelledby="list-title">
       <div class="bar">
-        <h2 id="list-title">${model.plural}</h2>
+        <h2 id="list-title" tabindex="-1" ref=${heading}>${model.plural}</h2>
         ${
           access.create.allowed
-            ? html`<a class="button" href=${recordHref(resource, "new")}>${t.newRecord(resource)}</a>`
+            ? html`<a class="button" href=${recordHref(resource, "")}>${t.newRecord(resource)}</a>`
             : html`<button type="button" disabled aria-describedby="create-why">${t.newRecord(resource)}</button>
                 <span id="create-why" class="why">${access.create.reason}</span>`
         }
       </div>
       <div class="tools">
-        ${model.searchable && html`<${SearchBox} value=${query.get("search") ?? ""} onSearch=${(v: string) => go((q) => (v ? q.set("search", v) : q.delete("search")))} />`}
+        ${model.searchable && html`<${SearchBox} key=${query.get("search") ?? ""} value=${query.get("search") ?? ""} onSearch=${(v: string) => go((q) => (v ? q.set("search", v) : q.delete("search")))} />`}
         <${FilterForm} fields=${fields} onAdd=${(key: string, value: string) => go((q) => q.set(key, value))} />
         ${
           model.sortable.includes(sortBy) &&
@@ -192,7 +194,7 @@ export function ListView({
       }
       ${
         page &&
-        html`<${Grid} selection=${selection} resource=${resource} fields=${columns} rows=${page.items.map((row) => (String(row.id) in changed ? (changed[String(row.id)] ?? { ...row, [GONE]: true }) : row))} sortable=${model.sortable} sortBy=${sortBy} sortOrder=${sortOrder} onSort=${(
+        html`<${Grid} selection=${selection} resource=${resource} fields=${columns} rows=${page.items.map((row) => (changed.has(String(row.id)) ? (changed.get(String(row.id)) ?? { ...row, [GONE]: true }) : row))} sortable=${model.sortable} sortBy=${sortBy} sortOrder=${sortOrder} onSort=${(
           field: string,
         ) =>
           go((q) => {
@@ -341,11 +343,12 @@ function JumpTo({
 
 /** The typed client's options for an API list query: filters as a `where` object. */
 function listCallOptions(query: URLSearchParams): Record<string, unknown> {
-  const options: Record<string, unknown> = {};
-  const where: Record<string, Record<string, string>> = {};
+  // Keys come from the URL: objects without a prototype, so `__proto__` is only a name.
+  const options: Record<string, unknown> = Object.create(null);
+  const where: Record<string, Record<string, string>> = Object.create(null);
   for (const [key, value] of query) {
     const m = FILTER.exec(key);
-    if (m) where[m[1]!] = { ...where[m[1]!], [m[2] ?? "eq"]: value };
+    if (m) where[m[1]!] = Object.assign(where[m[1]!] ?? Object.create(null), { [m[2] ?? "eq"]: value });
     else options[key] = key === "limit" ? Number(value) : value;
   }
   if (Object.keys(where).length > 0) options.where = where;

@@ -40,7 +40,8 @@ export async function readEvents(
       for (const line of block.split("\n")) {
         if (line.startsWith("id:")) resume.lastId = line.slice(3).trim();
         else if (line.startsWith("event:")) name = line.slice(6).trim();
-        else if (line.startsWith("data:")) data += line.slice(5).trim();
+        // Several data lines make one value, joined by line breaks (as EventSource does).
+        else if (line.startsWith("data:")) data += (data ? "\n" : "") + line.slice(5).trim();
       }
       let parsed: LiveEvent = { type: name };
       try {

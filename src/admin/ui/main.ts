@@ -124,7 +124,7 @@ function App() {
             ? html`<${FilesView} session=${session} />`
             : !current
               ? html`<p>${listable.length === 0 ? t.nothingToList : t.resources}</p>`
-              : route.id
+              : route.id !== undefined
                 ? html`<${RecordForm} key=${`${current.name}/${route.id}`} session=${session} resource=${current.name} id=${route.id} />`
                 : html`<${ListView} key=${current.name} session=${session} resource=${current.name} query=${route.query} />`
         }

@@ -14,7 +14,7 @@ import type { Session, Verdict } from "./main.ts";
 import type { FieldModel } from "./model.ts";
 import { ReferencePicker } from "./reference-picker.ts";
 import { RelatedLists } from "./related-list.ts";
-import { listHref, recordHref } from "./route.ts";
+import { listHref, recordHref, useFocusedHeading } from "./route.ts";
 import { ShowRequest } from "./show-request.ts";
 import { t } from "./strings.ts";
 
@@ -36,7 +36,7 @@ interface Loaded {
 
 export function RecordForm({ session, resource, id }: { session: Session; resource: string; id: string }) {
   const model = session.model.resources.get(resource)!;
-  const creating = id === "new";
+  const creating = id === "";
   const [loaded, setLoaded] = useState<Loaded>();
   const [draft, setDraft] = useState<Row>({});
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -52,7 +52,8 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
     setDraft({});
   });
   // Someone else's change arrives while the form is open: said, never written over her typing.
-  const [remote, setRemote] = useRemoteChange(session, model.events, id, creating);
+  const heading = useFocusedHeading(loaded !== undefined);
+  const [remote, setRemote] = useRemoteChange(session, model.events, id, creating, loaded?.record);
 
   if (!loaded)
     return message
@@ -97,7 +98,7 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
   return html`
     <section aria-labelledby="form-title">
       <p><a href=${listHref(resource)}>${t.back}</a></p>
-      <h2 id="form-title">${creating ? t.newRecord(resource) : `${resource} ${id}`}</h2>
+      <h2 id="form-title" tabindex="-1" ref=${heading}>${creating ? t.newRecord(resource) : `${resource} ${id}`}</h2>
       ${!mayWrite.allowed && html`<p class="why" id="form-why">${t.readOnlyForm} ${mayWrite.reason ?? ""}</p>`}
       ${message && html`<p role=${message.kind === "error" ? "alert" : "status"} class=${message.kind}>${message.text}</p>`}
       ${
@@ -115,6 +116,7 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
       <form onSubmit=${save} aria-labelledby="form-title">
         ${fields.map(
           (f) => html`<${FieldInput}
+            key=${`${f.name}:${etag ?? ""}`}
             session=${session}
             field=${f}
             value=${f.name in draft ? draft[f.name] : record[f.name]}
@@ -182,14 +184,29 @@ function RemoteNotice({ remote, onCompare }: { remote: "update" | "delete"; onCo
   </p>`;
 }
 
+/** The same version of a record: its `updatedAt` where it has one, else every field. */
+function sameVersion(a: Row, b: Row): boolean {
+  if (a.updatedAt !== undefined && b.updatedAt !== undefined) return a.updatedAt === b.updatedAt;
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
 /** The record changed or deleted by someone else since the form opened, as its stream tells. */
-function useRemoteChange(session: Session, events: string | undefined, id: string, creating: boolean) {
+function useRemoteChange(
+  session: Session,
+  events: string | undefined,
+  id: string,
+  creating: boolean,
+  shown: Row | undefined,
+) {
   const [remote, setRemote] = useState<"update" | "delete">();
   useLive(
     !creating && events ? `${events}?filter[id]=${encodeURIComponent(id)}` : undefined,
     session.credential,
     (name, event) => {
-      if (event.record?.id === id && (name === "update" || name === "delete")) setRemote(name);
+      if (event.record?.id !== id || (name !== "update" && name !== "delete")) return;
+      // Her own save, heard after its answer: the version the form already shows is no news.
+      if (name === "update" && shown && sameVersion(event.record, shown)) return;
+      setRemote(name);
     },
   );
   return [remote, setRemote] as const;
@@ -261,7 +278,7 @@ function FormActions(props: {
     ${
       !creating &&
       (access.delete.allowed
-        ? html`<button type="button" class="danger" onClick=${remove}>${armed ? t.confirmDelete : t.deleteRecord}</button>`
+        ? html`<button type="button" class="danger" onClick=${remove} onBlur=${() => setArmed(false)}>${armed ? t.confirmDelete : t.deleteRecord}</button>`
         : html`<button type="button" class="danger" disabled aria-describedby="delete-why">${t.deleteRecord}</button>
             <span id="delete-why" class="why">${access.delete.reason}</span>`)
     }
@@ -280,7 +297,7 @@ function useRecord(
   fail: (error: unknown) => void,
   done: (loaded: Loaded) => void,
 ) {
-  const creating = id === "new";
+  const creating = id === "";
   // biome-ignore lint/correctness/useExhaustiveDependencies: done and fail are made anew each render; the record is read again only for another record.
   useEffect(() => {
     let live = true;
@@ -304,6 +321,16 @@ function useRecord(
       live = false;
     };
   }, [recordUrl, session.config.adminPath, fieldNames, session.credential, resource, id, creating]);
+}
+
+/**
+ * A JSON Schema pattern as an input's `pattern`, which must match the whole value: only one
+ * anchored at both ends (`^…$`) means the same there; any other is left to the server's check.
+ */
+function htmlPattern(pattern: unknown): string | undefined {
+  return typeof pattern === "string" && pattern.startsWith("^") && pattern.endsWith("$")
+    ? pattern
+    : undefined;
 }
 
 /** A `datetime-local` value (local time, to the second) for an ISO 8601 instant. */
@@ -366,7 +393,7 @@ function FieldInput(props: {
     input = html`<${JsonInput} common=${common} value=${value} onChange=${onChange} />`;
   else
     input = html`<input type=${c.format === "email" ? "email" : c.format === "uri" ? "url" : "text"} ...${common}
-      minlength=${c.minLength} maxlength=${c.maxLength} pattern=${c.pattern} value=${value ?? ""}
+      minlength=${c.minLength} maxlength=${c.maxLength} pattern=${htmlPattern(c.pattern)} value=${value ?? ""}
       onInput=${(e: Event) => onChange(empty((e.target as HTMLInputElement).value))} />`;
   return html`<div class="field">
     <label for=${id}>${field.name}${creating && field.required ? " *" : ""}</label>

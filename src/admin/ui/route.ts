@@ -1,14 +1,15 @@
 // Where the admin is, in the URL's hash, so reload, back and a shared link bring it back:
 //   #/<resource>?<the list's own API query>   a list (sort, search, filters, cursor)
-//   #/<resource>/new                           a new record's form
+//   #/<resource>/                              a new record's form
 //   #/<resource>/<id>                          a record's form
 // The list's state is the API's query itself: what the page asks is what the URL says.
 
-import { useEffect, useState } from "preact/hooks";
+import type { RefObject } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
 
 export interface Route {
   resource?: string;
-  /** A record's id, or "new". */
+  /** A record's id; "" for a new record's form (no record has an empty id). */
   id?: string;
   query: URLSearchParams;
 }
@@ -25,8 +26,8 @@ export function parseRoute(hash: string): Route {
       return part;
     }
   });
-  const id = rest.join("/");
-  return { resource: resource || undefined, id: id || undefined, query };
+  // `#/product/` (nothing after the slash) is the new product's form: no id can collide with it.
+  return { resource: resource || undefined, id: rest.length > 0 ? rest.join("/") : undefined, query };
 }
 
 export function listHref(resource: string, query?: URLSearchParams): string {
@@ -47,4 +48,16 @@ export function useRoute(): Route {
     return () => removeEventListener("hashchange", follow);
   }, []);
   return route;
+}
+
+/**
+ * A view's heading, focused when the view appears (once `ready`): after a link or a button moved
+ * her elsewhere, the keyboard and the screen reader start at the new view, not at the page's top.
+ */
+export function useFocusedHeading(ready = true): RefObject<HTMLHeadingElement> {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    if (ready) heading.current?.focus();
+  }, [ready]);
+  return heading;
 }
