@@ -27,6 +27,7 @@ export interface Outcome {
 export function useSelection(view: string) {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [anchor, setAnchor] = useState<string>();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new view (its URL) empties the selection.
   useEffect(() => {
     setSelected(new Set());
     setAnchor(undefined);

@@ -44,15 +44,19 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
   /** Their version, when it differs from the one the form was opened on (a 412, or a live event). */
   const [theirs, setTheirs] = useState<{ record: Row; etag: string | null }>();
   const recordUrl = `${session.config.basePath}/${resource}${creating ? "" : `/${encodeURIComponent(id)}`}`;
-  const fieldNames = model.fields.map((f) => f.name).join(",");
   const fail = (error: unknown) => setMessage({ kind: "error", text: errorText(error) });
 
-  useRecord(session, { resource, id, recordUrl, fieldNames }, fail, (next) => {
-    setLoaded(next);
-    setDraft({});
-  });
-  // Someone else's change arrives while the form is open: said, never written over her typing.
+  useRecord(
+    session,
+    { resource, id, recordUrl, fieldNames: model.fields.map((f) => f.name).join(",") },
+    fail,
+    (next) => {
+      setLoaded(next);
+      setDraft({});
+    },
+  );
   const heading = useFocusedHeading(loaded !== undefined);
+  // Someone else's change arrives while the form is open: said, never written over her typing.
   const [remote, setRemote] = useRemoteChange(session, model.events, id, creating, loaded?.record);
 
   if (!loaded)
@@ -70,6 +74,12 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
     setTheirs({ record: answer.body, etag: answer.headers.get("etag") });
   };
 
+  const saved = (record: Row, etag: string | null) => {
+    setLoaded({ ...loaded, record, etag });
+    setDraft({});
+    setRemote(undefined);
+    setMessage({ kind: "done", text: t.saved });
+  };
   const save = async (event: Event) => {
     event.preventDefault();
     setErrors({});
@@ -80,12 +90,7 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
     else if (outcome.kind === "refused") {
       setErrors(outcome.errors);
       setMessage({ kind: "error", text: outcome.message });
-    } else {
-      setLoaded({ ...loaded, record: outcome.record, etag: outcome.etag });
-      setDraft({});
-      setRemote(undefined);
-      setMessage({ kind: "done", text: t.saved });
-    }
+    } else saved(outcome.record, outcome.etag);
   };
   // Her draft stays; the form now stands on their version, so the next save sends its ETag.
   const rebase = (keep: (draft: Row) => Row) => {
@@ -140,22 +145,19 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
           current=${record}
           writable=${fields.filter(editable).map((f) => f.name)}
           etag=${etag}
-          onRestored=${(next: Row, nextEtag: string | null) => {
-            setLoaded({ ...loaded, record: next, etag: nextEtag });
-            setDraft({});
-            setMessage({ kind: "done", text: t.saved });
-          }}
+          onRestored=${saved}
         />`
       }
-      <${ShowRequest}
-        method=${creating ? "POST" : "PATCH"}
-        url=${recordUrl}
-        body=${body}
-        call=${creating ? `client.${resource}.create(${JSON.stringify(body)})` : `client.${resource}.update(${JSON.stringify(id)}, ${JSON.stringify(body)})`}
-      />
+      <${ShowRequest} method=${creating ? "POST" : "PATCH"} url=${recordUrl} body=${body} call=${clientCall(resource, id, body)} />
     </section>
   `;
 }
+
+/** The typed client's call that makes the same write. */
+const clientCall = (resource: string, id: string, body: Row) =>
+  id === ""
+    ? `client.${resource}.create(${JSON.stringify(body)})`
+    : `client.${resource}.update(${JSON.stringify(id)}, ${JSON.stringify(body)})`;
 
 /** The fields the form shows (none she may not read), which she may edit, and why not. */
 function fieldRules(all: FieldModel[], access: RecordAccess, mayWrite: Verdict, creating: boolean) {
