@@ -416,6 +416,25 @@ forEachDialect(
         const { context, page } = await signedIn(ADMIN_KEY);
         await page.getByRole("link", { name: "products" }).focus();
         await page.keyboard.press("Enter");
+        // The grid is one tab stop; the arrows move between its cells.
+        await grid(page).waitFor();
+        expect(await grid(page).locator('[tabindex="0"]').count()).toBe(1);
+        await page
+          .getByRole("checkbox", { name: /^Select / })
+          .first()
+          .focus();
+        await page.keyboard.press("ArrowRight");
+        const firstId = await page.evaluate(() => document.activeElement?.textContent);
+        expect(await grid(page).locator("tbody tr").first().getByRole("link").first().textContent()).toBe(
+          firstId,
+        );
+        await page.keyboard.press("ArrowDown");
+        expect(await page.evaluate(() => document.activeElement?.textContent)).toBe(
+          await grid(page).locator("tbody tr").nth(1).getByRole("link").first().textContent(),
+        );
+        await page.keyboard.press("ArrowUp");
+        await page.keyboard.press("ArrowUp");
+        expect(await page.evaluate(() => document.activeElement?.closest("th") !== null)).toBe(true);
         await page.getByRole("link", { name: "New product" }).focus();
         await page.keyboard.press("Enter");
         await page.getByLabel("name *").waitFor();

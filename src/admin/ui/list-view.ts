@@ -6,6 +6,7 @@ import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, request } from "./api.ts";
 import { BulkBar, ExportCsv, ImportCsv, useSelection } from "./bulk.ts";
+import { useGridKeys } from "./grid-keys.ts";
 import { useLive } from "./live.ts";
 import type { Session } from "./main.ts";
 import { type FieldModel, operatorsFor, type ResourceModel } from "./model.ts";
@@ -227,6 +228,7 @@ function Grid(props: {
 }) {
   const { resource, fields, rows, sortable, sortBy, sortOrder, onSort, selection } = props;
   const ids = rows.map((row) => String(row.id));
+  const table = useGridKeys();
   // Space toggles a row's box; shift with it (or a shift-click) selects the range from the last one.
   const pick = (index: number) => (event: MouseEvent | KeyboardEvent) => {
     if (event instanceof KeyboardEvent && event.key !== " ") return;
@@ -238,7 +240,7 @@ function Grid(props: {
     name === sortBy ? (sortOrder === "asc" ? "ascending" : "descending") : "none";
   return html`
     <div class="grid-wrap">
-      <table role="grid" aria-labelledby="list-title" aria-rowcount=${rows.length + 1}>
+      <table role="grid" ref=${table} aria-labelledby="list-title" aria-rowcount=${rows.length + 1}>
         <thead>
           <tr>
             <th scope="col"><span class="visually-hidden">${t.bulk}</span></th>

@@ -57,7 +57,9 @@ export function useRoute(): Route {
 export function useFocusedHeading(ready = true): RefObject<HTMLHeadingElement> {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
-    if (ready) heading.current?.focus();
+    // Never taken from a control of the new view she already reached (a quick click or typing).
+    const main = heading.current?.closest("main");
+    if (ready && !main?.contains(document.activeElement)) heading.current?.focus();
   }, [ready]);
   return heading;
 }
