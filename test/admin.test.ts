@@ -354,6 +354,12 @@ forEachDialect(
           path: join(artifacts, `admin-${dialect.name}-conflict-light.png`),
           fullPage: true,
         });
+        await b.page.getByRole("switch", { name: "Dark theme" }).check();
+        await b.page.screenshot({
+          path: join(artifacts, `admin-${dialect.name}-conflict-dark.png`),
+          fullPage: true,
+        });
+        await b.page.getByRole("switch", { name: "Dark theme" }).uncheck();
         await b.page.getByRole("button", { name: "Keep mine" }).click();
         const sent = b.page.waitForRequest((r) => r.method() === "PATCH");
         await b.page.getByRole("button", { name: "Save" }).click();
@@ -518,6 +524,11 @@ forEachDialect(
         mkdirSync(artifacts, { recursive: true });
         await page.screenshot({
           path: join(artifacts, `admin-${dialect.name}-history-light.png`),
+          fullPage: true,
+        });
+        await page.getByRole("switch", { name: "Dark theme" }).check();
+        await page.screenshot({
+          path: join(artifacts, `admin-${dialect.name}-history-dark.png`),
           fullPage: true,
         });
         // The create's version: the name and price it had.
