@@ -1,10 +1,11 @@
 // The admin page's sign-in with the other credentials an app takes: a bearer JWT (the jwt()
 // plugin) and the browser's own session cookie (an app's identify reading it, as better-auth's
-// does); and the navigation of an app with many resources, grouped and searchable.
+// does); the navigation of an app with many resources, grouped and searchable; every input kind; a
+// stream told to reset; and a history whose redacted values stay redacted, even when restored.
 
 import { createResource, crudkit, databaseFromUrl, withId } from "crudkit-api";
 import { serve } from "crudkit-api/node";
-import { jwt } from "crudkit-api/plugins";
+import { audit, jwt } from "crudkit-api/plugins";
 import { SignJWT } from "jose";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,10 +38,12 @@ const app = crudkit({
   autoMigrate: true,
   resources: [...things, gadget],
   admin: true,
+  // A short history: a stream that was away for more than 5 changes is told to start over (reset).
+  realtime: { history: 5 },
   // The session a host's sign-in set: a cookie the browser sends by itself.
   identify: (request) =>
     /(?:^|;\s*)sid=good(?:;|$)/.test(request.headers.get("cookie") ?? "") ? { id: "cookie-user" } : null,
-  plugins: [jwt({ secret: SECRET })],
+  plugins: [jwt({ secret: SECRET }), audit({ access: { read: signedIn }, redact: ["gadget.label"] })],
 });
 
 let browser: Browser | undefined;
@@ -139,6 +142,56 @@ suite("admin sign-in and navigation in headless Chromium", () => {
     await context.clearCookies();
     await page.reload();
     await page.getByText("Your rules let you list no resource.").waitFor();
+    await context.close();
+  });
+
+  async function sessionPage() {
+    const context = await browser!.newContext({ timezoneId: "UTC" });
+    await context.addCookies([{ name: "sid", value: "good", url: origin }]);
+    const page = await context.newPage();
+    page.setDefaultTimeout(5000);
+    await page.goto(`${origin}/api/admin`);
+    await page.getByLabel("Credential").selectOption("session");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Resources" }).waitFor();
+    return { context, page };
+  }
+  const user = { headers: { cookie: "sid=good" } };
+
+  it("a stream away for longer than the server's history is told to reset, and the list reloads", async () => {
+    const { context, page } = await sessionPage();
+    await page.goto(`${origin}/api/admin#/gadget`);
+    await page.getByRole("heading", { name: "gadgets" }).waitFor();
+    await app.api.createGadget({ body: { label: "First", active: true }, ...user });
+    await page.getByRole("button", { name: /1 new row/ }).waitFor();
+    // Away (the server ended the stream) while more changes than it keeps happen.
+    await app.endStreams();
+    for (let n = 0; n < 8; n++)
+      await app.api.createGadget({ body: { label: `Burst ${n}`, active: true }, ...user });
+    // Back: told to reset, the list reads itself again (no "new rows" to count).
+    await expect.poll(() => page.getByRole("grid").textContent(), { timeout: 5000 }).toContain("Burst 7");
+    expect(await page.getByRole("button", { name: /new row/ }).count()).toBe(0);
+    await context.close();
+  });
+
+  it("history keeps a redacted value redacted, and restoring a version never writes it back", async () => {
+    const gadget = await app.api.createGadget({ body: { label: "Secret A", active: true }, ...user });
+    await app.api.updateGadget({
+      params: { id: gadget.id },
+      body: { label: "Secret B", active: false },
+      ...user,
+    });
+    const { context, page } = await sessionPage();
+    await page.goto(`${origin}/api/admin#/gadget/${gadget.id}`);
+    const history = page.getByRole("region", { name: "History" });
+    await expect.poll(() => history.locator("> ol > li").count()).toBe(2);
+    const text = (await history.textContent())!;
+    expect(text).toContain("active: Yes → No");
+    expect(text).not.toMatch(/Secret A/);
+    await history.getByRole("button", { name: "Restore this version" }).last().click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const stored = await app.api.readGadget({ params: { id: gadget.id }, overrideAccess: true });
+    expect([stored.label, stored.active]).toEqual(["Secret B", true]);
     await context.close();
   });
 });
