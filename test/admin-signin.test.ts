@@ -10,7 +10,7 @@ import { SignJWT } from "jose";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { chromiumPresent, launchChromium } from "./chromium.ts";
+import { chromiumPresent, launchChromium, streamOpened } from "./chromium.ts";
 
 const SECRET = "admin-signin-test-secret-of-enough-length";
 const suite = chromiumPresent || process.env.CI ? describe : describe.skip;
@@ -160,8 +160,10 @@ suite("admin sign-in and navigation in headless Chromium", () => {
 
   it("a stream away for longer than the server's history is told to reset, and the list reloads", async () => {
     const { context, page } = await sessionPage();
+    const listening = streamOpened(page);
     await page.goto(`${origin}/api/admin#/gadget`);
     await page.getByRole("heading", { name: "gadgets" }).waitFor();
+    await listening;
     await app.api.createGadget({ body: { label: "First", active: true }, ...user });
     await page.getByRole("button", { name: /1 new row/ }).waitFor();
     // Away (the server ended the stream) while more changes than it keeps happen.

@@ -14,7 +14,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createExampleApp, type ExampleApp } from "../examples/app.ts";
 import { ADMIN_CSP } from "../src/admin/admin.ts";
-import { chromiumPresent, launchChromium } from "./chromium.ts";
+import { chromiumPresent, launchChromium, streamOpened } from "./chromium.ts";
 import { forEachDialect } from "./dialects.ts";
 
 const ADMIN_KEY = "admin-test-key";
@@ -321,8 +321,10 @@ forEachDialect(
         const a = await signedIn(ADMIN_KEY);
         const b = await signedIn(ADMIN_KEY);
         for (const { page } of [a, b]) {
+          const listening = streamOpened(page);
           await page.goto(`${origin}/api/admin#/product/${product.id}`);
           await page.getByLabel("price").waitFor();
+          await listening;
         }
         await b.page.getByLabel("name").fill("Bright lamp");
         await a.page.getByLabel("price").fill("111");
@@ -335,9 +337,9 @@ forEachDialect(
         const conflict = b.page.getByRole("region", { name: "Changed by someone else" });
         await conflict.waitFor();
         // The view takes the focus, so a screen reader starts there.
-        expect(await b.page.evaluate(() => document.activeElement?.textContent)).toBe(
-          "Changed by someone else",
-        );
+        await expect
+          .poll(() => b.page.evaluate(() => document.activeElement?.textContent))
+          .toBe("Changed by someone else");
         const rows = await conflict
           .locator("tbody tr")
           .evaluateAll((trs) =>
@@ -373,8 +375,10 @@ forEachDialect(
 
       it("live rows: another client's create shows as new rows without shifting the page; others' orders never arrive", async () => {
         const admin = await signedIn(ADMIN_KEY);
+        const adminListening = streamOpened(admin.page);
         await admin.page.getByRole("link", { name: "products" }).click();
         await grid(admin.page).waitFor();
+        await adminListening;
         const firstRow = await grid(admin.page).locator("tbody tr").first().textContent();
         await app.api.createProduct({
           body: { name: "Live kettle", price: 3, status: "active" },
@@ -396,8 +400,10 @@ forEachDialect(
         });
         await admin.page.getByRole("button", { name: /1 new row/ }).waitFor({ timeout: 4000 });
         const customer = await signedIn(USER_KEY);
+        const customerListening = streamOpened(customer.page);
         await customer.page.getByRole("link", { name: "orders" }).click();
         await grid(customer.page).waitFor();
+        await customerListening;
         await app.api.createOrder({
           body: { item: "Not hers", quantity: 1 },
           headers: { "x-api-key": ADMIN_KEY },

@@ -1,7 +1,7 @@
 // Headless Chromium for the browser tests: where it is, whether it is there, and how it starts.
 
 import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const chromiumPresent = existsSync(CHROMIUM);
@@ -20,4 +20,9 @@ export function launchChromium(): Promise<Browser> {
       "--disable-sync",
     ],
   });
+}
+
+/** Resolves once `page` has a live stream (`…/events`) open: changes made after it are heard. */
+export function streamOpened(page: Page): Promise<unknown> {
+  return page.waitForResponse((r) => r.url().includes("/events") && r.status() === 200, { timeout: 10_000 });
 }
