@@ -63,6 +63,19 @@ afterAll(async () => {
 });
 
 suite("admin sign-in and navigation in headless Chromium", () => {
+  async function sessionPage() {
+    const context = await browser!.newContext({ timezoneId: "UTC" });
+    await context.addCookies([{ name: "sid", value: "good", url: origin }]);
+    const page = await context.newPage();
+    page.setDefaultTimeout(5000);
+    await page.goto(`${origin}/api/admin`);
+    await page.getByLabel("Credential").selectOption("session");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Resources" }).waitFor();
+    return { context, page };
+  }
+  const user = { headers: { cookie: "sid=good" } };
+
   it("a bearer JWT signs in; a forged one shows the 401's message", async () => {
     const token = await new SignJWT({ sub: "jwt-user" })
       .setProtectedHeader({ alg: "HS256" })
@@ -91,14 +104,7 @@ suite("admin sign-in and navigation in headless Chromium", () => {
   });
 
   it("a switch for a boolean, a JSON editor that refuses what does not parse, a date and time", async () => {
-    const context = await browser!.newContext({ timezoneId: "UTC" });
-    await context.addCookies([{ name: "sid", value: "good", url: origin }]);
-    const page = await context.newPage();
-    page.setDefaultTimeout(5000);
-    await page.goto(`${origin}/api/admin`);
-    await page.getByLabel("Credential").selectOption("session");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("navigation", { name: "Resources" }).waitFor();
+    const { context, page } = await sessionPage();
     await page.goto(`${origin}/api/admin#/gadget/`);
     await page.getByLabel("label *").fill("Lamp");
     await page.getByRole("switch", { name: "active" }).check();
@@ -128,13 +134,7 @@ suite("admin sign-in and navigation in headless Chromium", () => {
   });
 
   it("the browser's session cookie signs in; without it she may list nothing", async () => {
-    const context = await browser!.newContext();
-    await context.addCookies([{ name: "sid", value: "good", url: origin }]);
-    const page = await context.newPage();
-    page.setDefaultTimeout(5000);
-    await page.goto(`${origin}/api/admin`);
-    await page.getByLabel("Credential").selectOption("session");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    const { context, page } = await sessionPage();
     await page
       .getByRole("navigation", { name: "Resources" })
       .getByRole("link", { name: "thing0s" })
@@ -144,19 +144,6 @@ suite("admin sign-in and navigation in headless Chromium", () => {
     await page.getByText("Your rules let you list no resource.").waitFor();
     await context.close();
   });
-
-  async function sessionPage() {
-    const context = await browser!.newContext({ timezoneId: "UTC" });
-    await context.addCookies([{ name: "sid", value: "good", url: origin }]);
-    const page = await context.newPage();
-    page.setDefaultTimeout(5000);
-    await page.goto(`${origin}/api/admin`);
-    await page.getByLabel("Credential").selectOption("session");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("navigation", { name: "Resources" }).waitFor();
-    return { context, page };
-  }
-  const user = { headers: { cookie: "sid=good" } };
 
   it("a stream away for longer than the server's history is told to reset, and the list reloads", async () => {
     const { context, page } = await sessionPage();

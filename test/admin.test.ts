@@ -139,6 +139,8 @@ forEachDialect(
         await page.getByLabel("Key or token").fill("not-a-key");
         await page.getByRole("button", { name: "Sign in" }).click();
         await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/key/i);
+        mkdirSync(artifacts, { recursive: true });
+        await page.screenshot({ path: join(artifacts, `admin-${dialect.name}-sign-in-error.png`) });
         await page.getByLabel("Key or token").fill(ADMIN_KEY);
         await page.getByRole("button", { name: "Sign in" }).click();
         const nav = page.getByRole("navigation", { name: "Resources" });
@@ -809,6 +811,14 @@ forEachDialect(
           await page.getByRole("link", { name: "products" }).click();
           await grid(page).waitFor();
           await check("list");
+          // As on a phone: the navigation above, the grid scrolling sideways within its own box.
+          await page.setViewportSize({ width: 390, height: 844 });
+          await page.screenshot({
+            path: join(artifacts, `admin-${dialect.name}-list-narrow-${scheme}.png`),
+            fullPage: true,
+          });
+          expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+          await page.setViewportSize({ width: 1280, height: 720 });
           await grid(page).getByRole("link").first().click();
           await page.getByLabel("price").waitFor();
           // The form of a product shows its history and related reviews too.
