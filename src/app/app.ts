@@ -155,6 +155,20 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
   openapi(): OpenApiDocument;
   /** Open event streams and dropped slow clients on this instance (with `realtime`). */
   readonly realtime: AppRealtime<R> | undefined;
+  /**
+   * The `webhooks()` plugin given in `plugins` (its `status`, `replay`, `flush`), or undefined.
+   *
+   * @example
+   * const shop = crudkit({
+   *   database: { provider: "sqlite", url: "file:./data/shop.db" },
+   *   resources: [product],
+   *   plugins: [webhooks({ endpoints: [{ id: "erp", url: "https://erp.example.com/hooks", secret: process.env.ERP_SECRET!, events: ["product.*"] }] })],
+   * });
+   * for (const queue of await shop.webhooks.status()) console.log(queue.endpoint, queue.pending, queue.dead);
+   */
+  readonly webhooks: PluginWithId<P, "webhooks">;
+  /** The `audit()` plugin given in `plugins` (its `verify`, `prune`), or undefined. */
+  readonly audit: PluginWithId<P, "audit">;
   /** Ends every event stream with a final `close` event (`serve().close()` calls it first). */
   endStreams(): Promise<void>;
   /** Keeps some of a server's connections for ordinary requests: event streams get the rest (serve() calls it). */
@@ -166,6 +180,11 @@ export interface CrudkitApp<R extends AnyResource = AnyResource, P extends Crudk
    */
   close(): Promise<void>;
 }
+
+/** The plugin of `P` whose id is `Id`, or undefined when the app has none. */
+export type PluginWithId<P, Id extends string> = [Extract<P, { id: Id }>] extends [never]
+  ? undefined
+  : Extract<P, { id: Id }>;
 
 /** Realtime from server code: the same streams, rules and filters as over HTTP. */
 export interface AppRealtime<R extends AnyResource> {
@@ -307,6 +326,8 @@ export function crudkit<
     endpoints,
     openapi,
     realtime: realtime && realtimeFacade(realtime.hub, runtimes, basePath, handler),
+    webhooks: given.find((p) => p.id === "webhooks") as never,
+    audit: given.find((p) => p.id === "audit") as never,
     endStreams: () => endStreams(plugins),
     reserveConnections: (maxConnections: number) => {
       for (const plugin of plugins) plugin.reserveConnections?.(maxConnections);

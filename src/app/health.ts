@@ -8,13 +8,19 @@ import type { Endpoint } from "../core/endpoint.ts";
 /** One dependency readiness waits on, for example `database` or `cache`. */
 export interface HealthCheck {
   name: string;
-  /** Resolves when the dependency answers; rejects (or outlasts the timeout) when it does not. */
+  /**
+   * Resolves when the dependency answers (with `"degraded"` when it works but needs attention);
+   * rejects (or outlasts the timeout) when it does not.
+   */
   check(): Promise<unknown>;
 }
 
+/** `degraded`: it serves, but something needs an operator (a webhook backlog, say). */
+export type HealthStatus = "ok" | "degraded" | "unavailable";
+
 export interface HealthReport {
-  status: "ok" | "unavailable";
-  checks: Record<string, "ok" | "unavailable">;
+  status: HealthStatus;
+  checks: Record<string, HealthStatus>;
 }
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -27,7 +33,10 @@ export function databaseCheck(db: Kysely<any>): HealthCheck {
 /** `log` reports a failed check server-side; the answer only says "unavailable". */
 const HEALTH = {
   type: "object",
-  properties: { status: { type: "string", enum: ["ok", "unavailable"] }, checks: { type: "object" } },
+  properties: {
+    status: { type: "string", enum: ["ok", "degraded", "unavailable"] },
+    checks: { type: "object" },
+  },
   required: ["status"],
 };
 
@@ -56,7 +65,7 @@ export function healthEndpoints(
           report.checks.startup = "unavailable";
         }
         return new Response(JSON.stringify(report), {
-          status: report.status === "ok" ? 200 : 503,
+          status: report.status === "unavailable" ? 503 : 200,
           headers: UNCACHED,
         });
       },
@@ -80,17 +89,22 @@ async function readiness(
   const results = await Promise.all(
     checks.map(async ({ name, check }) => {
       try {
-        await withTimeout(check(), CHECK_TIMEOUT_MS);
-        return [name, "ok"] as const;
+        const answer = await withTimeout(check(), CHECK_TIMEOUT_MS);
+        return [name, answer === "degraded" ? "degraded" : "ok"] as const;
       } catch (error) {
         log(`crudkit: health check "${name}" failed`, error);
         return [name, "unavailable"] as const;
       }
     }),
   );
-  const ok = results.every(([, result]) => result === "ok");
+  // Degraded still serves: readiness stays 200, so a load balancer keeps the instance.
+  const statuses = results.map(([, result]) => result);
   return {
-    status: ok ? "ok" : "unavailable",
+    status: statuses.includes("unavailable")
+      ? "unavailable"
+      : statuses.includes("degraded")
+        ? "degraded"
+        : "ok",
     checks: Object.fromEntries(results),
   };
 }

@@ -43,3 +43,7 @@ export type {
 export type { ListFilesInput, UploadFileInput } from "./upload/routes.ts";
 export { upload } from "./upload/upload.ts";
 export type { UploadedFileRecord } from "./upload/uploaded-files-table.ts";
+export type { ChangeEvent as WebhookChangeEvent } from "./webhooks/event-routing.ts";
+export type { RetryOptions as WebhookRetryOptions } from "./webhooks/retry-schedule.ts";
+export type { WebhookEndpoint, WebhooksOptions } from "./webhooks/webhook-options.ts";
+export { type WebhookStatus, type WebhooksControl, webhooks } from "./webhooks/webhooks.ts";
