@@ -61,7 +61,10 @@ db.exec(`create table if not exists "uploaded_files" ("id" text primary key, "fi
 const insertFile = db.prepare(`insert into "uploaded_files" values (?,?,?,?,?,?,?,?,?,?)`);
 db.exec(`create table if not exists "audit_logs" ("id" text primary key, "created_at" text not null, "resource" text not null,
   "operation" text not null, "record_id" text, "user_id" text, "source" text not null, "ip" text, "user_agent" text,
-  "before" text, "after" text, "changes" text);
+  "before" text, "after" text, "changes" text, "seq" integer, "hash" text);
+  create index if not exists "audit_logs_seq_idx" on "audit_logs" ("seq");
+  create table if not exists "audit_chain" ("id" text primary key, "seq" integer not null, "hash" text not null);
+  insert or ignore into "audit_chain" values ('audit', 0, '${"0".repeat(64)}');
   create index if not exists "audit_logs_created_at_id_idx" on "audit_logs" ("created_at", "id");
   create index if not exists "audit_logs_resource_idx" on "audit_logs" ("resource", "operation", "created_at");
   create index if not exists "audit_logs_record_id_idx" on "audit_logs" ("record_id", "created_at");
@@ -76,7 +79,20 @@ const insertOrder = db.prepare(`insert into "order" values (?,?,?,?,?,?,?,?)`);
 const ORDER_STATUSES = new Set(["open", "paid", "shipped"]);
 const ORDER_FIELDS = new Set(["id", "ownerId", "item", "quantity", "status", "cost"]);
 const reviews = reviewRoutes(db);
-const insertAudit = db.prepare(`insert into "audit_logs" values (?,?,?,?,?,?,?,?,?,?,?,?)`);
+const insertAudit = db.prepare(`insert into "audit_logs" values (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`);
+// The audit log's hash chain, as audit() keeps it: the head row read, the entry linked, the head moved.
+const chainHead = db.prepare(`select "seq", "hash" from "audit_chain" where "id" = 'audit'`);
+const moveHead = db.prepare(`update "audit_chain" set "seq" = ?, "hash" = ? where "id" = 'audit'`);
+// OUTBOX=on: one webhook event per write, in its transaction, with the indexes webhooks() keeps.
+const OUTBOX = process.env.OUTBOX === "on";
+db.exec(`create table if not exists "webhook_events" ("id" text primary key, "endpoint" text not null, "type" text not null,
+  "queue" text not null, "body" text not null, "created_at" text not null, "status" text not null, "attempts" integer not null,
+  "next_attempt_at" text not null, "last_error" text, "delivered_at" text);
+  create index if not exists "webhook_events_due_idx" on "webhook_events" ("status", "next_attempt_at");
+  create index if not exists "webhook_events_queue_idx" on "webhook_events" ("status", "queue", "id")`);
+const insertEvent = db.prepare(
+  `insert into "webhook_events" ("id","endpoint","type","queue","body","created_at","status","attempts","next_attempt_at") values (?,?,?,?,?,?,'pending',0,?)`,
+);
 
 /** The audit row the example's audit() writes, with the changed fields of an update. */
 const AUDITED = process.env.AUDIT !== "off";
@@ -96,9 +112,11 @@ function audit(
     for (const key of Object.keys(after))
       if (before[key] !== after[key]) changes[key] = { from: before[key], to: after[key] };
   }
-  insertAudit.run(
-    uuidv7(),
-    new Date().toISOString(),
+  const id = uuidv7();
+  const createdAt = new Date().toISOString();
+  const entry = [
+    id,
+    createdAt,
     resource,
     operation,
     recordId,
@@ -109,7 +127,24 @@ function audit(
     before && JSON.stringify(before),
     after && JSON.stringify(after),
     changes && JSON.stringify(changes),
-  );
+  ];
+  const head = chainHead.get() as { seq: number; hash: string };
+  const seq = head.seq + 1;
+  const hash = createHash("sha256")
+    .update(head.hash)
+    .update(JSON.stringify([seq, ...entry]))
+    .digest("hex");
+  insertAudit.run(...entry, seq, hash);
+  moveHead.run(seq, hash);
+  if (OUTBOX) {
+    const type = `${resource}.${operation}`;
+    const body = JSON.stringify({
+      type,
+      timestamp: createdAt,
+      data: { resource, operation, id: recordId, record: after ?? before },
+    });
+    insertEvent.run(uuidv7(), "example", type, `example ${resource}:${recordId}`, body, createdAt, createdAt);
+  }
 }
 const insert = db.prepare(
   `insert into "product" ("id","name","price","status","createdAt","updatedAt") values (?,?,?,?,?,?)`,

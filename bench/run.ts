@@ -9,6 +9,8 @@
 //   --admin: the admin page in headless Chromium instead (bench/admin.ts): --rows products (1000000)
 //   --teams: the teams bench instead (bench/teams.ts): --rows tasks (1000000) over 1,000 organizations,
 //   memberOf against a copied column and a plain rule, on SQLite and PostgreSQL (or --db)
+//   --webhooks: issue 35's bench instead (bench/webhooks.ts): audited + outbox creates against the
+//   reference, webhook delivery rate and delay on SQLite and PostgreSQL, the audit chain's cost
 //   --realtime: the realtime bench only (bench/realtime.ts): 1,000 subscribers, 100 writes/s; the
 //   full run (no --only) ends with it too. --subscribers <n> (1000), --rate <writes/s> (100)
 //   --only <text>: just the scenarios whose name contains it, and no 100 MiB upload
@@ -40,6 +42,7 @@ import {
   USER_HEADERS,
 } from "./servers.ts";
 import { runTeams } from "./teams.ts";
+import { runWebhooksBench } from "./webhooks.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -54,6 +57,7 @@ const { values: args } = parseArgs({
     realtime: { type: "boolean" },
     teams: { type: "boolean" },
     admin: { type: "boolean" },
+    webhooks: { type: "boolean" },
     "coalesced-reference": { type: "boolean" },
     source: { type: "boolean" },
     subscribers: { type: "string", default: "1000" },
@@ -432,7 +436,8 @@ const realtimeBench = async () => {
   if (!ok) process.exitCode = 1;
 };
 buildPackage();
-if (args.admin) await runAdminBench({ rows: Number(args.rows ?? 1_000_000), db: args.db });
+if (args.webhooks) await runWebhooksBench({ rounds: ROUNDS, duration: DURATION });
+else if (args.admin) await runAdminBench({ rows: Number(args.rows ?? 1_000_000), db: args.db });
 else if (args.teams)
   await runTeams({
     rows: Number(args.rows ?? 1_000_000),

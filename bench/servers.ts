@@ -51,7 +51,15 @@ export interface StartOptions {
   realtime?: "on" | "off";
   /** serve()'s maxConnections. @default its own (1024) */
   maxConnections?: number;
+  /**
+   * A receiver's URL: the API sends every change there (webhooks()), the reference writes one
+   * outbox row per write in its transaction. @default none
+   */
+  webhook?: string;
 }
+
+/** The secret the bench's webhooks are signed with. */
+export const WEBHOOK_SECRET = `whsec_${Buffer.from("the bench's webhook secret, 32 B").toString("base64")}`;
 
 export async function start(
   name: Target["name"],
@@ -64,6 +72,7 @@ export async function start(
     audit = "on",
     realtime = "off",
     maxConnections,
+    webhook,
   }: StartOptions = {},
 ): Promise<Target> {
   const port = await freePort();
@@ -83,6 +92,7 @@ export async function start(
       // The realtime bench opens all its subscribers with one key from one address.
       ...(realtime === "on" ? { MAX_STREAMS_PER_USER: "100000", MAX_STREAMS_PER_ADDRESS: "100000" } : {}),
       MAX_CONNECTIONS: maxConnections === undefined ? "" : String(maxConnections),
+      ...(webhook ? { WEBHOOK_URL: webhook, WEBHOOK_SECRET, OUTBOX: "on" } : {}),
       ...(name === "api" && process.env.CRUDKIT_BENCH_SOURCE !== "on"
         ? { TSX_TSCONFIG_PATH: BUILT_TSCONFIG }
         : {}),

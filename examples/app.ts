@@ -14,7 +14,7 @@ import {
   references,
   withId,
 } from "crudkit-api";
-import { audit, cache, idempotency, upload } from "crudkit-api/plugins";
+import { audit, cache, idempotency, upload, webhooks } from "crudkit-api/plugins";
 import { z } from "zod";
 
 const signedIn = ({ user }: { user: unknown }) => user !== null;
@@ -102,6 +102,8 @@ export interface ExampleOptions {
   realtime?: boolean | { maxStreamsPerUser?: number; maxStreamsPerAddress?: number };
   /** Where uploads whose content comes before their name wait. @default the upload plugin's */
   spoolDir?: string;
+  /** POST every change there, signed with `secret` (Standard Webhooks). @default none */
+  webhook?: { url: string; secret: string };
 }
 
 export function createExampleApp(options: ExampleOptions) {
@@ -132,6 +134,15 @@ export function createExampleApp(options: ExampleOptions) {
       ...(options.cache === false ? [] : [cache({ ttl: 60, access: { stats: isAdmin } })]),
       // Creates and uploads that carry an Idempotency-Key are safe to retry.
       idempotency(),
+      ...(options.webhook
+        ? [
+            webhooks({
+              endpoints: [{ id: "example", ...options.webhook, events: ["*"] }],
+              // The example's receiver may run on this machine (a development tunnel, a test).
+              allowPrivateNetworks: true,
+            }),
+          ]
+        : []),
     ],
   });
 }

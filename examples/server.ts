@@ -5,7 +5,8 @@
 //   CACHE (on; `off` serves every read from the database), AUDIT (on; `off` records no audit log),
 //   REALTIME (on; `off` serves no event streams), MAX_CONNECTIONS (serve()'s default, 1024),
 //   WAIT_FOR_DATABASE (on; `off` exits when the database cannot be reached at startup),
-//   MAX_STREAMS_PER_USER (5) and MAX_STREAMS_PER_ADDRESS (20): event streams one user or address holds
+//   MAX_STREAMS_PER_USER (5) and MAX_STREAMS_PER_ADDRESS (20): event streams one user or address holds,
+//   WEBHOOK_URL and WEBHOOK_SECRET (whsec_…): POST every change there, signed (off when unset)
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -38,6 +39,9 @@ const app = startupStep(() =>
     spoolDir: join(dataDir, "spool"),
     cache: process.env.CACHE !== "off",
     audit: process.env.AUDIT !== "off",
+    webhook: process.env.WEBHOOK_URL
+      ? { url: process.env.WEBHOOK_URL, secret: process.env.WEBHOOK_SECRET ?? "" }
+      : undefined,
     realtime:
       process.env.REALTIME === "off"
         ? false

@@ -2,10 +2,12 @@
 // The calls sit in functions that never run; `tsc` (part of npm test) is the judge.
 
 import type { ListResult, Pagination } from "crudkit-api";
+import { crudkit } from "crudkit-api";
 import { type ClientError, type ClientResult, createClient } from "crudkit-api/client";
 import type { AuditEntry, CacheStats } from "crudkit-api/plugins";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { ClientTestApp } from "./client-app.ts";
+import type { HistoryEntry } from "../src/client/types.ts";
+import { type ClientTestApp, product as clientProduct } from "./client-app.ts";
 
 const client = createClient<ClientTestApp>({ baseURL: "http://127.0.0.1:1/api" });
 
@@ -148,6 +150,41 @@ describe("client types", () => {
       void client.uploadFile({});
     };
     expect(typeof never).toBe("function");
+  });
+
+  it("type a record's history from the record, where the app has audit()", () => {
+    type Entry = HistoryEntry<Product>;
+    const calls = {
+      first: () => client.product.history("id"),
+      next: () => client.product.history("id", { cursor: "h1.x", limit: 20 }),
+    };
+    expectTypeOf<Awaited<ReturnType<typeof calls.first>>>().toEqualTypeOf<ClientResult<ListResult<Entry>>>();
+    expectTypeOf<Entry["before"]>().toEqualTypeOf<Partial<Product> | null>();
+    expectTypeOf<Entry["after"]>().toEqualTypeOf<Partial<Product> | null>();
+    expectTypeOf<Entry["operation"]>().toEqualTypeOf<"create" | "update" | "delete">();
+    expectTypeOf<keyof NonNullable<Entry["changes"]>>().toEqualTypeOf<keyof Product>();
+    const noAudit = () =>
+      crudkit({ database: { provider: "sqlite", url: ":memory:" }, resources: [clientProduct] });
+    const plain = createClient<ReturnType<typeof noAudit>>({ baseURL: "http://127.0.0.1:1/api" });
+    const never = () => {
+      // @ts-expect-error the id is required
+      void client.product.history();
+      // @ts-expect-error ids are strings
+      void client.product.history(42);
+      // @ts-expect-error limit is a number
+      void client.product.history("id", { limit: "ten" });
+      // @ts-expect-error a history pages by cursor, not by page number
+      void client.product.history("id", { page: 2 });
+      // @ts-expect-error a history entry holds no field the record lacks
+      void calls.first().then(({ data }) => data?.items[0]?.after?.colour);
+      // @ts-expect-error without audit() on the server there is no history
+      void plain.product.history("id");
+    };
+    expect([typeof never, Object.keys(calls).length, typeof plain.product.read]).toEqual([
+      "function",
+      2,
+      "function",
+    ]);
   });
 
   it("accept a Date or an ISO string for date fields", () => {

@@ -255,6 +255,8 @@ forEachDialect((dialect) => {
       await expect(dead.webhooks.replay({ endpoint: "main", since: "not a time" })).rejects.toThrow(
         /not a time/,
       );
+      // Only ISO 8601: Date() would read this as a day in 2001.
+      await expect(dead.webhooks.replay({ endpoint: "main", since: "March 7" })).rejects.toThrow(/ISO 8601/);
       // A backlog: the receiver is away, and an event waits.
       await deadReceiver.down();
       const health = async () => (await dead.handler(new Request("http://localhost/api/health"))).json();

@@ -14,6 +14,8 @@ import {
 import { withMigrationLock } from "../db/migrations/lock.ts";
 import { type MigrationPlan, planMigration } from "../db/migrations/plan.ts";
 import { migrationName, readApplied } from "../db/migrations/record.ts";
+import type { ChainReport, VerifyOptions } from "../plugins/audit/audit-verify.ts";
+import type { WebhooksControl } from "../plugins/webhooks/webhooks.ts";
 import { CliError, type LoadedApp, loadConfig } from "./load-config.ts";
 
 export interface GenerateOptions {
@@ -43,6 +45,20 @@ export interface GcOptions {
   /** `24h`, `30m`, `7d`, `90s`. */
   olderThan: string;
   dryRun?: boolean;
+}
+
+export interface AuditVerifyOptions {
+  config?: string;
+  /** `SEQ:HASH`, a head kept elsewhere (`GET /audit/head`): the entry at SEQ must still hash to HASH. */
+  anchor?: string;
+}
+
+export interface WebhooksReplayOptions {
+  config?: string;
+  /** The endpoint's id, as given in `webhooks({ endpoints })`. */
+  endpoint: string;
+  /** An ISO 8601 date or date-time (`2024-05-01`, `2024-05-01T12:00:00Z`), or a time back from now (`30m`, `24h`, `7d`). */
+  since: string;
 }
 
 type Print = (line: string) => void;
@@ -135,13 +151,142 @@ export async function gc(options: GcOptions, print: Print): Promise<void> {
   });
 }
 
-const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/**
+ * `crudkit audit verify`: walks the audit log's hash chain (the audit plugin's `verify()`) and exits
+ * 1 at the first bad entry, naming it; 0 when every link holds.
+ */
+export async function auditVerify(options: AuditVerifyOptions, print: Print): Promise<void> {
+  const anchor = options.anchor === undefined ? undefined : parseAnchor(options.anchor);
+  await withApp(options.config, async ({ app, path }) => {
+    const plugins = (app as { plugins?: readonly { id?: unknown; verify?: unknown }[] }).plugins ?? [];
+    const plugin = plugins.find((p) => p.id === "audit" && typeof p.verify === "function");
+    if (!plugin)
+      throw new CliError(
+        `The app in ${path} has no audit plugin: add audit() to its plugins to keep an audit log.`,
+      );
+    const report = await (plugin.verify as (options: VerifyOptions) => Promise<ChainReport>)({ anchor });
+    if (report.unchained > 0)
+      print(
+        `${report.unchained} entr${report.unchained === 1 ? "y was" : "ies were"} written before the chain existed: unchained, not covered`,
+      );
+    if (!report.ok) {
+      print(`${report.problem}: ${report.message}`);
+      const id = report.at.id === null ? "" : ` (id ${report.at.id})`;
+      throw new CliError(
+        `audit chain broken at seq ${report.at.seq}${id}: ${report.problem}; ${report.entries} entries verified before it.`,
+      );
+    }
+    print(`audit chain verified: ${report.entries} entries, head seq ${report.head.seq}`);
+  });
+}
 
-/** `24h` → milliseconds; anything else is the caller's mistake. */
-export function parseDuration(text: string): number {
-  const match = /^(\d{1,6})([smhd])$/.exec(text);
-  if (!match) throw new CliError(`--older-than takes a duration such as 90s, 30m, 24h or 7d, not "${text}".`);
+/** `--anchor 1234:9f86…`: a seq and the 64 hex digits of its hash. */
+function parseAnchor(text: string): { seq: number; hash: string } {
+  const match = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text);
+  if (!match)
+    throw new CliError(
+      `--anchor takes SEQ:HASH as GET /audit/head answers them (1234:9f86…, 64 hex digits), not "${text.slice(0, 100)}".`,
+    );
+  return { seq: Number(match[1]), hash: match[2]! };
+}
+
+/** `crudkit webhooks status`: per endpoint, its events pending (of those, failing), delivered and dead. */
+export async function webhooksStatus(options: { config?: string }, print: Print): Promise<void> {
+  await withWebhooks(options.config, async (control) => {
+    const rows = (await control.status()).map((s) =>
+      [s.endpoint, s.pending, s.failing, s.delivered, s.dead].map(String),
+    );
+    for (const line of table(["endpoint", "pending", "failing", "delivered", "dead"], rows)) print(line);
+  });
+}
+
+/**
+ * `crudkit webhooks replay --endpoint billing --since 24h`: the endpoint's delivered and dead events
+ * created since then are due again (same `webhook-id`s, so receivers can tell them apart). The
+ * app's dispatcher may send some before the command ends; the others go out from the running app.
+ */
+export async function webhooksReplay(options: WebhooksReplayOptions, print: Print): Promise<void> {
+  const since = parseSince(options.since);
+  await withWebhooks(options.config, async (control) => {
+    let count: number;
+    try {
+      count = await control.replay({ endpoint: options.endpoint, since });
+    } catch (error) {
+      // An unknown endpoint. By name: the config's crudkit-api may be another copy than the CLI's.
+      if ((error as Error)?.name === "ConfigError") throw new CliError((error as Error).message);
+      throw error;
+    }
+    print(
+      `re-queued ${count} event${count === 1 ? "" : "s"} of endpoint "${options.endpoint}" created since ${since.toISOString()}`,
+    );
+  });
+}
+
+/** The loaded app's webhooks() plugin, once its startup (migrations, then the plugin's init) is done. */
+async function withWebhooks(
+  config: string | undefined,
+  work: (control: WebhooksControl) => Promise<void>,
+): Promise<void> {
+  await withApp(config, async ({ app, path }) => {
+    const plugins = (app as { plugins?: readonly { id?: unknown; status?: unknown }[] }).plugins ?? [];
+    const plugin = plugins.find((p) => p.id === "webhooks" && typeof p.status === "function");
+    if (!plugin)
+      throw new CliError(
+        `The app in ${path} has no webhooks plugin: add webhooks({ endpoints }) to its plugins to send webhooks.`,
+      );
+    // Again, not swallowed this time: a database out of reach is reported as such.
+    await app.ready;
+    await work(plugin as unknown as WebhooksControl);
+  });
+}
+
+/** Left-aligned first column, the others right-aligned, two spaces apart. */
+function table(header: readonly string[], rows: readonly string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((row) =>
+    row
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION = /^(\d{1,6})([smhd])$/;
+
+/** `24h` → milliseconds; anything else is the caller's mistake, told in terms of `option`. */
+export function parseDuration(text: string, option = "--older-than"): number {
+  const match = DURATION.exec(text);
+  if (!match) throw new CliError(`${option} takes a duration such as 90s, 30m, 24h or 7d, not "${text}".`);
   return Number(match[1]) * UNITS[match[2]!]!;
+}
+
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * `--since`: an ISO 8601 date (midnight UTC) or date-time (local time without an offset, as in
+ * JavaScript), or a duration back from now. Not any text `Date` would take: it reads "March 7"
+ * as 2001, and 2024-02-31 as March 2nd.
+ */
+export function parseSince(text: string, now = Date.now()): Date {
+  const wrong = () =>
+    new CliError(
+      `--since takes an ISO 8601 date or date-time (2024-05-01, 2024-05-01T12:00:00Z) or a time back from now (30m, 24h, 7d), not "${text.slice(0, 100)}".`,
+    );
+  let time: number;
+  if (DURATION.test(text)) time = now - parseDuration(text, "--since");
+  else {
+    const iso = ISO_TIME.exec(text);
+    if (!iso) throw wrong();
+    const [year, month, day] = [Number(iso[1]), Number(iso[2]), Number(iso[3])];
+    const calendar = new Date(Date.UTC(year, month - 1, day));
+    if (calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) throw wrong();
+    time = Date.parse(text);
+  }
+  // NaN: an hour that is not one (25:00), or a duration reaching before what a Date can hold.
+  if (Number.isNaN(time) || Number.isNaN(new Date(time).getTime())) throw wrong();
+  if (time > now) throw new CliError(`--since "${text}" is in the future: no event was created after it.`);
+  return new Date(time);
 }
 
 /**

@@ -1,9 +1,12 @@
-// The `crudkit` command line: generate, migrate and gc.
+// The `crudkit` command line: generate, migrate, status, gc, audit verify and webhooks status|replay.
 
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { gc, generate, migrate, status } from "./commands.ts";
+import { auditVerify, gc, generate, migrate, status, webhooksReplay, webhooksStatus } from "./commands.ts";
 import { CliError } from "./load-config.ts";
+
+// Apps loaded by a command run no background work (webhooks() sends nothing from here).
+process.env.CRUDKIT_CLI = "1";
 
 const program = new Command()
   .name("crudkit")
@@ -73,6 +76,42 @@ program
   .requiredOption("--older-than <duration>", "only uploads older than this: 90s, 30m, 24h, 7d")
   .option("--dry-run", "list what would be removed, remove nothing")
   .action((options: { config?: string; olderThan: string; dryRun?: boolean }) => gc(options, console.log));
+
+program
+  .command("audit")
+  .description("The audit log (the audit() plugin).")
+  .command("verify")
+  .description(
+    "Walk the audit log's hash chain and recompute every link; exit 1 at the first entry edited, deleted or reordered, naming it.",
+  )
+  .option("--config <path>", "the config file (default: crudkit.config.{ts,mts,js,mjs} in this directory)")
+  .option("--anchor <seq:hash>", "a head kept elsewhere (GET /audit/head): the chain must still lead to it")
+  .action((options: { config?: string; anchor?: string }) => auditVerify(options, console.log));
+
+const webhooks = program.command("webhooks").description("The webhook outbox (the webhooks() plugin).");
+
+webhooks
+  .command("status")
+  .description(
+    "Per endpoint: events pending (of those, failing: their last attempt failed), delivered, and dead (out of attempts).",
+  )
+  .option("--config <path>", "the config file (default: crudkit.config.{ts,mts,js,mjs} in this directory)")
+  .action((options: { config?: string }) => webhooksStatus(options, console.log));
+
+webhooks
+  .command("replay")
+  .description(
+    "Send again an endpoint's delivered and dead events created since a time, with their original webhook-id.",
+  )
+  .option("--config <path>", "the config file (default: crudkit.config.{ts,mts,js,mjs} in this directory)")
+  .requiredOption("--endpoint <id>", "the endpoint's id, as in webhooks({ endpoints })")
+  .requiredOption(
+    "--since <time>",
+    "an ISO 8601 date or date-time (2024-05-01, 2024-05-01T12:00:00Z), or a time back from now: 30m, 24h, 7d",
+  )
+  .action((options: { config?: string; endpoint: string; since: string }) =>
+    webhooksReplay(options, console.log),
+  );
 
 try {
   await program.parseAsync(process.argv);

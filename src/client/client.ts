@@ -49,7 +49,7 @@ function withIfMatch(options: (CallOptions & IfMatchOption) | undefined): CallOp
   return { ...rest, headers };
 }
 
-/** `client.<name>`: callable as a plugin method, with the five resource operations on it. */
+/** `client.<name>`: callable as a plugin method, with the resource operations (and history) on it. */
 function member(name: string, call: Call, clientOptions: ClientOptions) {
   const item = (id: string) => `/${name}/${encodeURIComponent(id)}`;
   return Object.assign(
@@ -64,6 +64,9 @@ function member(name: string, call: Call, clientOptions: ClientOptions) {
         call({ method: "PATCH", path: item(id), body }, withIfMatch(options)),
       delete: (id: string, options?: CallOptions & IfMatchOption) =>
         call({ method: "DELETE", path: item(id) }, withIfMatch(options)),
+      // The record's changes from the audit log (the server needs audit()).
+      history: (id: string, query?: object, options?: CallOptions) =>
+        call({ method: "GET", path: `${item(id)}/history`, query }, options),
       // GET /<name> lists as /<plural> does, so the client needs no pluralizer.
       list: (query?: object, options?: CallOptions) =>
         call({ method: "GET", path: `/${name}`, query }, options),

@@ -107,6 +107,56 @@ export interface ResourceClient<R extends AnyResource, All extends AnyResource =
   ): AsyncIterable<ListResult<Expanded<R, All, E>>>;
 }
 
+/**
+ * One change of a record, as `client.<resource>.history(id)` lists it (the server's `audit()`).
+ * Fields hidden from you are absent from `before`, `after` and `changes`; a field the server
+ * redacts reads "[redacted]" whatever its type. All three are null for a version outside the rows
+ * your read rule lets you see.
+ */
+export interface HistoryEntry<Rec> {
+  /** The audit entry's id. */
+  id: string;
+  /** ISO 8601. */
+  createdAt: string;
+  operation: "create" | "update" | "delete";
+  userId: string | null;
+  /** `http`, `server` (`app.api`), `override` (`overrideAccess`), or `cascade` (followed another change). */
+  source: "http" | "server" | "override" | "cascade";
+  /** On update, each changed field: `{ price: { from: 10, to: 12 } }`. */
+  changes: { [K in keyof Rec]?: { from: unknown; to: unknown } } | null;
+  before: Partial<Rec> | null;
+  after: Partial<Rec> | null;
+}
+
+/** A page of a history: `cursor` from a page's `nextCursor` or `prevCursor`, `limit` up to the server's maxLimit. */
+export interface HistoryQuery {
+  cursor?: string;
+  limit?: number;
+}
+
+export interface HistoryClient<Rec> {
+  /**
+   * The record's changes, newest first, if you may read the record: 404 otherwise, as a read.
+   * `const { data } = await client.product.history(id, { limit: 20 })`, then `data.pagination.nextCursor`.
+   */
+  history(
+    id: string,
+    query?: HistoryQuery,
+    options?: CallOptions<ListResult<HistoryEntry<Rec>>>,
+  ): Promise<ClientResult<ListResult<HistoryEntry<Rec>>>>;
+}
+
+/** Whether a plugin of the app (audit) serves `/<resource>/:id/history`. */
+type HistoryRoute<E> = E extends { path: infer P }
+  ? 0 extends 1 & P
+    ? false
+    : P extends `/${string}/:id/history`
+      ? true
+      : false
+  : false;
+type HistoryOf<App, R extends AnyResource> =
+  true extends HistoryRoute<PluginEndpoints<App>> ? HistoryClient<RecordOf<R>> : unknown;
+
 /** A plugin endpoint's client method: one input object (path parameters, query and body fields). */
 export type PluginMethod<Input, Output> = unknown extends Input
   ? (input?: Record<string, never>, options?: CallOptions<Output>) => Promise<ClientResult<Output>>
@@ -146,7 +196,7 @@ export interface Fetch<App> {
 }
 
 export type Client<App> = {
-  [R in ResourcesOf<App> as R["name"]]: ResourceClient<R, ResourcesOf<App>>;
+  [R in ResourcesOf<App> as R["name"]]: ResourceClient<R, ResourcesOf<App>> & HistoryOf<App, R>;
 } & PluginMethods<App> & {
     $fetch: Fetch<App>;
   };

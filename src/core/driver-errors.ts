@@ -9,6 +9,11 @@ export interface DriverErrors {
   unavailable(error: unknown): boolean;
   /** The server stopped a statement that ran past the statement timeout. */
   timedOut(error: unknown): boolean;
+  /**
+   * The server undid the transaction to settle a lock conflict with another (a deadlock, a
+   * serialization failure): nothing was stored, and the same write may succeed when sent again.
+   */
+  collided(error: unknown): boolean;
   /** A value that does not fit its column (too long, out of range), and the column where the driver names it. */
   misfit(error: unknown): { column: string | undefined } | undefined;
   /** A foreign key violation, and the constraint where the driver names it. */

@@ -86,6 +86,11 @@ const GENERIC_ERROR = new APIError("INTERNAL_ERROR", "The server could not compl
 const UNAVAILABLE = new APIError("SERVICE_UNAVAILABLE", "The database is unavailable; try again shortly.", {
   headers: { "retry-after": "2" },
 });
+const COLLIDED = new APIError(
+  "SERVICE_UNAVAILABLE",
+  "The change collided with a concurrent one and was undone; nothing was stored. Send it again.",
+  { headers: { "retry-after": "1" } },
+);
 const TIMED_OUT = new APIError(
   "STATEMENT_TIMEOUT",
   "The database did not answer within the statement timeout; try again, or narrow the request.",
@@ -113,6 +118,10 @@ export function toAPIError(
   if (driver ? driver.unavailable(error) : isNetworkError(error)) {
     log("crudkit: the database is unavailable", error);
     return UNAVAILABLE;
+  }
+  if (driver?.collided(error)) {
+    log("crudkit: a write collided with a concurrent one and was rolled back", error);
+    return COLLIDED;
   }
   if (driver?.timedOut(error)) {
     log("crudkit: a statement ran past the statement timeout", error);

@@ -125,7 +125,9 @@ export async function runWrite<T>(
     try {
       result = await statements(write);
     } catch (error) {
-      await sql`rollback to savepoint ${savepoint}`.execute(db);
+      // When the database already undid the whole transaction (InnoDB's deadlock victim), the
+      // savepoint went with it: the error that matters is the one that undid it.
+      await sql`rollback to savepoint ${savepoint}`.execute(db).catch(() => {});
       throw error;
     }
     await sql`release savepoint ${savepoint}`.execute(db);

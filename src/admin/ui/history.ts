@@ -1,7 +1,8 @@
-// A record's history, for callers the audit log's own rule lets read it (absent for everyone
-// else: the log answers them 403): who changed what, when and from where, field by field. A
-// redacted value stays redacted; "Restore this version" is an ordinary PATCH with If-Match,
-// audited like any other, that never writes a redacted placeholder back.
+// A record's history, for every caller who may read the record (GET /<resource>/:id/history,
+// served by the audit plugin; absent where the app has none): who changed what and when, field by
+// field, her hidden fields left out by the server. A redacted value stays redacted; "Restore this
+// version" is an ordinary PATCH with If-Match, audited like any other, that never writes a
+// redacted placeholder (or a field she cannot see) back.
 
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
@@ -37,23 +38,24 @@ export function History(props: {
   const { session, resource, id, current, writable, etag, onRestored } = props;
   const [entries, setEntries] = useState<Entry[]>();
   const [failure, setFailure] = useState<string>();
-  const logs = `${session.config.basePath}/audit/logs?resource=${encodeURIComponent(resource)}&recordId=${encodeURIComponent(id)}&limit=20`;
+  const history = `${session.config.basePath}/${resource}/${encodeURIComponent(id)}/history?limit=20`;
   // biome-ignore lint/correctness/useExhaustiveDependencies: read again after each save (etag).
   useEffect(() => {
     let live = true;
-    request<{ items: Entry[] }>(session.credential, "GET", logs)
+    request<{ items: Entry[] }>(session.credential, "GET", history)
       .then((answer) => live && setEntries(answer.body.items))
-      // No audit log, or she may not read it: no history, and nothing said.
+      // No audit plugin on the server (404): no history, and nothing said.
       .catch(() => live && setEntries(undefined));
     return () => {
       live = false;
     };
-  }, [logs, session.credential, etag]);
+  }, [history, session.credential, etag]);
   if (!entries) return null;
 
   const restore = async (entry: Entry) => {
     const body: Row = {};
     for (const field of writable) {
+      // A field hidden from her is absent from the version: it stays as it is.
       const value = entry.after?.[field];
       if (value === REDACTED || value === undefined) continue;
       if (JSON.stringify(value) !== JSON.stringify(current[field] ?? null)) body[field] = value;

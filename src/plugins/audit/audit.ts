@@ -1,22 +1,26 @@
 // audit(): an entry for every create, update and delete (and file upload and delete), written by
 // the write's own `after<Op>` hook, inside its transaction: if the entry cannot be written the
-// change rolls back, and a change that fails leaves no entry.
+// change rolls back, and a change that fails leaves no entry. Entries form a hash chain
+// (audit-chain.ts) that `verify()` walks.
 
 import { ConfigError } from "../../core/errors.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { PluginContext } from "../../core/plugin.ts";
+import type { AnyResourceHooks, HookContext } from "../../kit/index.ts";
 import {
-  type AnyResourceHooks,
-  compileTemplate,
-  dateToColumn,
-  type HookContext,
-  type QueryTemplate,
-  runTemplate,
-  slot,
-} from "../../kit/index.ts";
+  auditChainTable,
+  type ChainWriter,
+  chainWriter,
+  ensureHead,
+  unchainedWriter,
+} from "./audit-chain.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
+import { auditHeadRoute } from "./audit-head-route.ts";
 import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
-import { AUDIT_LOGS, auditLogsTable, scopedAuditLogsTable, toRow } from "./audit-table.ts";
+import { pruneOlderThan } from "./audit-prune.ts";
+import { auditLogsTable, scopedAuditLogsTable } from "./audit-table.ts";
+import { type ChainReport, type VerifyOptions, verifyChain } from "./audit-verify.ts";
+import { historyRoutes } from "./history-route.ts";
 
 export type AuditedOperation = "create" | "update" | "delete" | "read" | "list";
 
@@ -25,8 +29,17 @@ export interface AuditOptions {
   operations?: readonly AuditedOperation[];
   /** Field names (`password`) or `resource.field` names stored as "[redacted]". */
   redact?: readonly string[];
-  /** Delete entries older than this many days, at startup and then hourly. @default keep forever */
+  /**
+   * Delete entries older than this many days, at startup and then hourly, from the start of the
+   * hash chain (which then verifies from the first entry kept). @default keep forever
+   */
   retentionDays?: number;
+  /**
+   * Chains entries by hash, so `verify()` finds one edited, deleted or reordered. Each audited
+   * write holds a lock on the chain's head row until it commits: with many concurrent writers on
+   * PostgreSQL or MariaDB that costs write throughput (README, "A tamper-evident chain"). @default true
+   */
+  chain?: boolean;
   /** Who may read GET /audit/logs. Denied when unset. */
   access?: { read?: AuditAccessRule };
   /**
@@ -41,11 +54,13 @@ export interface AuditOptions {
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 
-const AUDIT_OPTION_KEYS = optionKeys<AuditOptions>()("operations redact retentionDays access scope");
+const AUDIT_OPTION_KEYS = optionKeys<AuditOptions>()("operations redact retentionDays access scope chain");
 
 /**
  * An audit log: an entry per create, update and delete (and upload), written in the change's own
- * transaction, readable at `GET /audit/logs` by whom `access.read` allows.
+ * transaction, readable at `GET /audit/logs` by whom `access.read` allows. Entries are chained by
+ * hash in commit order: `verify()` (and `crudkit audit verify`) finds an entry edited, deleted or
+ * reordered; `GET /audit/head` gives the latest link to keep elsewhere.
  *
  * @example
  * audit({ redact: ["password"], retentionDays: 90, access: { read: ({ user }) => user?.roles?.includes("admin") === true } })
@@ -68,8 +83,9 @@ export function audit(options: AuditOptions = {}) {
   let app: PluginContext | undefined;
   let timer: NodeJS.Timeout | undefined;
 
-  // The insert is compiled once; each entry only binds its values (it runs on every write).
-  let insert: QueryTemplate | undefined;
+  // The chain's statements are compiled once; each entry only binds its values (it runs on every write).
+  let chain: ChainWriter | undefined;
+  const chained = options.chain !== false;
   const record = async (ctx: HookContext, change: EntryChange) => {
     const path = scopePath(ctx.resource);
     if (path) {
@@ -79,12 +95,11 @@ export function audit(options: AuditOptions = {}) {
         record ? tenantOf(await app!.valueAt(ctx.resource, record, path, ctx.db)) : null;
       change.scope = (await of(change.after)) ?? (await of(change.before));
     }
-    const row = toRow(buildEntry(ctx, change, entryOptions), app!.profile);
-    insert ??= compileTemplate(
-      app!.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, slot(c)]))),
-    );
-    // ctx.db is the write's transaction: this insert commits or rolls back with the change.
-    await runTemplate(ctx.db, insert, row);
+    const entry = buildEntry(ctx, change, entryOptions);
+    chain ??= chained ? chainWriter(app!) : unchainedWriter(app!);
+    // ctx.db is the write's transaction: the entry, and the chain's head it locks and moves on,
+    // commit or roll back with the change.
+    await chain.append(ctx.db, entry);
   };
 
   const hooks: AnyResourceHooks = {};
@@ -106,13 +121,29 @@ export function audit(options: AuditOptions = {}) {
     return pruneOlderThan(app, new Date(Date.now() - retentionDays * DAY));
   }
 
+  /**
+   * Walks the hash chain in seq order and recomputes every link: `{ ok: true, entries, head }`, or
+   * the first bad entry (`at`), what is wrong with it (`problem`) and a `message` naming it.
+   */
+  async function verify(options: VerifyOptions = {}): Promise<ChainReport> {
+    if (!app) throw new Error("audit(): verify() needs the app to be ready (await app.ready).");
+    if (!chained)
+      throw new ConfigError("audit({ chain: false }) keeps no hash chain: there is nothing to verify.");
+    return verifyChain(app, options);
+  }
+
   return {
-    id: "audit",
-    tables: [options.scope === undefined ? auditLogsTable : scopedAuditLogsTable],
+    id: "audit" as const,
+    tables: [options.scope === undefined ? auditLogsTable : scopedAuditLogsTable, auditChainTable],
     hooks,
-    endpoints: (context: PluginContext) => [auditLogsRoute(context, options.access?.read)],
+    endpoints: (context: PluginContext) => [
+      auditLogsRoute(context, options.access?.read),
+      ...(chained ? [auditHeadRoute(context, options.access?.read)] : []),
+      ...historyRoutes(context),
+    ],
     async init(context: PluginContext) {
       app = context;
+      if (chained) await ensureHead(context.db);
       if (retentionDays === undefined) return;
       await prune();
       timer = setInterval(
@@ -125,15 +156,8 @@ export function audit(options: AuditOptions = {}) {
       clearInterval(timer);
     },
     prune,
+    verify,
   };
-}
-
-async function pruneOlderThan(app: PluginContext, cutoff: Date): Promise<number> {
-  const result = await app.db
-    .deleteFrom(AUDIT_LOGS)
-    .where("created_at", "<", dateToColumn(cutoff, app.profile))
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
 }
 
 /** Which path names each resource's tenant; undefined for a resource that has none. */

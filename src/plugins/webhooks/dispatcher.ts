@@ -82,8 +82,9 @@ export class Dispatcher {
   /** One claim and its deliveries; returns how many events it sent. */
   private async round(): Promise<number> {
     const { store, concurrency, timeoutMs } = this.options;
-    // The claim outlives the longest attempt, so no other instance sends it while this one waits.
-    const events = await store.claim(concurrency, timeoutMs + 30_000);
+    // The claim outlives the longest attempt (twice, and 5 s for the settling), so no other instance
+    // sends it while this one waits; an instance that died holding it leaves it due after that.
+    const events = await store.claim(concurrency, timeoutMs * 2 + 5000);
     if (events.length === 0) return 0;
     const outcomes = await Promise.all(events.map((event) => this.attempt(event)));
     const delivered: string[] = [];

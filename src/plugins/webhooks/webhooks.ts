@@ -7,6 +7,7 @@ import http from "node:http";
 import https from "node:https";
 import { ConfigError } from "../../core/errors.ts";
 import { uuidv7 } from "../../core/id.ts";
+import { dateFromIso } from "../../core/iso-date.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import type { AnyResourceHooks, HookContext } from "../../kit/index.ts";
 import { Dispatcher, type DispatchTarget } from "./dispatcher.ts";
@@ -91,8 +92,10 @@ export function webhooks(options: WebhooksOptions) {
         throw new ConfigError(
           `webhooks: no endpoint "${endpoint}"; the endpoints are ${endpoints.map((e) => e.id).join(", ")}.`,
         );
-      const from = since instanceof Date ? since : new Date(since);
-      if (Number.isNaN(from.getTime())) throw new ConfigError(`webhooks: "${String(since)}" is not a time.`);
+      // ISO 8601 only: Date() would read "March 7" as a day in 2001.
+      const from = since instanceof Date ? since : typeof since === "string" ? dateFromIso(since) : undefined;
+      if (!from || Number.isNaN(from.getTime()))
+        throw new ConfigError(`webhooks: "${String(since)}" is not a time (an ISO 8601 date or date-time).`);
       const count = await ready().store.replay(endpoint, from);
       dispatcher?.wake();
       return count;
@@ -122,7 +125,9 @@ export function webhooks(options: WebhooksOptions) {
         agents,
         log: app.log,
       });
-      dispatcher.start();
+      // The crudkit CLI loads the app to read or re-queue events, not to send them from the
+      // operator's machine: there the dispatcher stays idle (flush() still sends on demand).
+      if (process.env.CRUDKIT_CLI !== "1") dispatcher.start();
       const prune = () =>
         store!
           .prune(new Date(Date.now() - settings.retentionMs))

@@ -42,6 +42,8 @@ export const mysqlErrors: DriverErrors = {
         (typeof errno === "number" && UNAVAILABLE_ERRNOS.has(errno)) ||
         messageMatches(message, CLOSED),
     ),
+  // ER_LOCK_DEADLOCK: InnoDB rolled the transaction back.
+  collided: (error) => someCause(error, ({ errno }) => errno === 1213),
   // MariaDB's ER_STATEMENT_TIMEOUT, MySQL's ER_QUERY_TIMEOUT.
   timedOut(error) {
     const errno = (error as { errno?: unknown } | null)?.errno;

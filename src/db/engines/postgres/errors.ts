@@ -33,6 +33,8 @@ export const postgresErrors: DriverErrors = {
       ({ code, message }) =>
         (typeof code === "string" && UNAVAILABLE.has(code)) || messageMatches(message, LOST),
     ),
+  // deadlock_detected and serialization_failure: the transaction was rolled back.
+  collided: (error) => someCause(error, ({ code }) => code === "40P01" || code === "40001"),
   // query_canceled, which is what statement_timeout raises.
   timedOut: (error) => (error as { code?: unknown } | null)?.code === "57014",
   misfit(error) {

@@ -9,6 +9,8 @@ export const sqliteErrors: DriverErrors = {
     isNetworkError(error) || (error as { code?: unknown } | null)?.code === "SQLITE_BUSY",
   // SQLite has no statement timeout.
   timedOut: () => false,
+  // One writer at a time: transactions wait for each other (busy_timeout) rather than deadlock.
+  collided: () => false,
   misfit(error) {
     const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
     if (code !== "SQLITE_TOOBIG" && code !== "SQLITE_CONSTRAINT_CHECK") return;

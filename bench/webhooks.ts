@@ -1,0 +1,204 @@
+// `npm run bench -- --webhooks`: issue 35's three measurements.
+//   1. audited + outbox create: the example API with audit() and webhooks() against the reference
+//      writing the same audit row (hash chain included) and one outbox row in its transaction,
+//      over HTTP, rounds interleaved. The API also delivers its events meanwhile; the reference
+//      does not. Target ratio ≥ 0.8.
+//   2. webhook delivery: an app in this process creates records at a fixed rate (1,200/s) for a
+//      few seconds and sends each change to a receiver on loopback: events/s sustained, and the
+//      delay from the create's answer to the receiver's receipt (p50 ≤ 50 ms, p99 ≤ 250 ms), on
+//      SQLite and PostgreSQL.
+//   3. audit chain cost: 8 writers creating audited records as fast as they can on PostgreSQL,
+//      with the chain and with `audit({ chain: false })`, rounds interleaved. Target ≥ 0.8.
+
+import { mkdtemp } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { z } from "zod";
+import { createResource, crudkit, type DatabaseOptions, withId } from "../src/index.ts";
+import { audit, webhooks } from "../src/plugins/index.ts";
+import { freshPostgres, HEADERS, start, stop, WEBHOOK_SECRET } from "./servers.ts";
+
+interface Receiver {
+  url: string;
+  /** Receipt time (ms) per record id. */
+  received: Map<string, number>;
+  count: number;
+  close(): Promise<void>;
+}
+
+/** A receiver that answers 204 at once and notes when each record's event came. */
+async function receiver(): Promise<Receiver> {
+  const received = new Map<string, number>();
+  const state = { count: 0 };
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (c: Buffer) => chunks.push(c));
+    request.on("end", () => {
+      state.count++;
+      try {
+        const id = JSON.parse(Buffer.concat(chunks).toString()).data?.id;
+        if (typeof id === "string" && !received.has(id)) received.set(id, performance.now());
+      } catch {}
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received,
+    get count() {
+      return state.count;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const item = createResource({
+  name: "item",
+  schema: withId({ name: z.string(), price: z.number() }),
+  access: { create: true, read: true, update: true, delete: true, list: true },
+});
+
+async function outboxCreate(rounds: number, duration: number): Promise<void> {
+  const sink = await receiver();
+  const dir = await mkdtemp(join(tmpdir(), "crudkit-bench-webhooks-"));
+  const api = await start("api", "examples/server.ts", join(dir, "api"), { webhook: sink.url });
+  const reference = await start("reference", "bench/reference-server.ts", join(dir, "reference"), {
+    webhook: sink.url,
+  });
+  let counter = 0;
+  const requests = Array.from({ length: 500 }, () => ({
+    method: "POST" as const,
+    path: "/api/product",
+    body: JSON.stringify({ name: `Outbox ${counter++}`, price: 12.5 }),
+  }));
+  const totals = { api: 0, reference: 0 };
+  try {
+    for (let round = 0; round < rounds; round++)
+      for (const target of [api, reference]) {
+        const result = await autocannon({
+          url: target.url,
+          connections: 32,
+          duration,
+          headers: HEADERS,
+          requests,
+        });
+        if (result.non2xx > 0) throw new Error(`${target.name}: ${result.non2xx} answers that are not 2xx`);
+        totals[target.name] += result.requests.average / rounds;
+      }
+  } finally {
+    await Promise.all([stop(api), stop(reference)]);
+    await sink.close();
+  }
+  console.log("\naudited + outbox create (SQLite, HTTP, 32 connections)");
+  console.log(
+    `api ${Math.round(totals.api)} req/s, reference ${Math.round(totals.reference)} req/s, ratio ${(totals.api / totals.reference).toFixed(2)} (target ≥ 0.8); the API delivered ${sink.count} events meanwhile`,
+  );
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+async function delivery(database: DatabaseOptions, label: string, seconds: number): Promise<void> {
+  const sink = await receiver();
+  const app = crudkit({
+    database,
+    autoMigrate: true,
+    resources: [item],
+    plugins: [
+      webhooks({
+        endpoints: [{ id: "sink", url: sink.url, secret: WEBHOOK_SECRET, events: ["item.create"] }],
+        allowPrivateNetworks: true,
+      }),
+    ],
+  });
+  await app.ready;
+  const RATE = 1200;
+  const committed = new Map<string, number>();
+  const started = performance.now();
+  const writes: Promise<void>[] = [];
+  // 12 creates every 10 ms, each timed when its answer came (after commit).
+  for (let tick = 0; tick < seconds * 100; tick++) {
+    const due = started + tick * 10;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    for (let i = 0; i < RATE / 100; i++)
+      writes.push(
+        app.api
+          .createItem({ body: { name: `d${tick}-${i}`, price: 1 }, overrideAccess: true })
+          .then((record) => {
+            committed.set(record.id, performance.now());
+          }),
+      );
+  }
+  await Promise.all(writes);
+  const deadline = performance.now() + 60_000;
+  while (sink.received.size < committed.size && performance.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
+  const delays = [...committed].map(([id, at]) => (sink.received.get(id) ?? Number.POSITIVE_INFINITY) - at);
+  delays.sort((a, b) => a - b);
+  const last = Math.max(...sink.received.values());
+  const rate = sink.received.size / ((last - started) / 1000);
+  console.log(
+    `${label.padEnd(10)} ${committed.size} events, ${sink.received.size} delivered, ${Math.round(rate)} events/s sustained (offered ${RATE}/s), ` +
+      `delay after commit p50 ${percentile(delays, 50).toFixed(1)} ms, p99 ${percentile(delays, 99).toFixed(1)} ms`,
+  );
+  await app.close();
+  await sink.close();
+}
+
+async function chainCost(url: string, rounds: number, seconds: number): Promise<void> {
+  const results = { chained: 0, unchained: 0 };
+  for (let round = 0; round < rounds; round++)
+    for (const chain of [true, false]) {
+      const app = crudkit({
+        database: { provider: "postgres", url },
+        autoMigrate: true,
+        resources: [item],
+        plugins: [audit({ chain })],
+      });
+      await app.ready;
+      let done = 0;
+      const until = performance.now() + seconds * 1000;
+      const writer = async () => {
+        while (performance.now() < until) {
+          await app.api.createItem({ body: { name: "c", price: 1 }, overrideAccess: true });
+          done++;
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, writer));
+      results[chain ? "chained" : "unchained"] += done / seconds / rounds;
+      await app.close();
+    }
+  console.log("\naudit chain cost (PostgreSQL, 8 concurrent writers, audited creates)");
+  console.log(
+    `with the chain ${Math.round(results.chained)}/s, without ${Math.round(results.unchained)}/s, ratio ${(results.chained / results.unchained).toFixed(2)} (target ≥ 0.8)`,
+  );
+}
+
+export async function runWebhooksBench(options: { rounds: number; duration: number }): Promise<void> {
+  await outboxCreate(options.rounds, options.duration);
+  console.log("\nwebhook delivery (in process, receiver on loopback)");
+  const dir = await mkdtemp(join(tmpdir(), "crudkit-bench-delivery-"));
+  await delivery({ provider: "sqlite", url: `file:${join(dir, "delivery.db")}` }, "SQLite", 5);
+  const pg = await freshPostgres("webhooks");
+  try {
+    await delivery({ provider: "postgres", url: pg.url }, "PostgreSQL", 5);
+  } finally {
+    await pg.drop();
+  }
+  const chain = await freshPostgres("chain");
+  try {
+    await chainCost(chain.url, options.rounds, options.duration);
+  } finally {
+    await chain.drop();
+  }
+}
