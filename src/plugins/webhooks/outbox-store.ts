@@ -40,6 +40,16 @@ export interface EndpointCounts {
   dead: number;
 }
 
+/** A claimed row as an event; `counted` is 1 when its attempts were read before the claim added one. */
+function claimed(row: Record<string, unknown>, counted: 0 | 1): ClaimedEvent {
+  return {
+    id: String(row.id),
+    endpoint: String(row.endpoint),
+    body: String(row.body),
+    attempt: Number(row.attempts) + counted,
+  };
+}
+
 export class OutboxStore {
   private insertTemplate: QueryTemplate | undefined;
 
@@ -79,45 +89,60 @@ export class OutboxStore {
    */
   async claim(limit: number, leaseMs: number): Promise<ClaimedEvent[]> {
     const now = new Date();
+    const lease = {
+      next_attempt_at: this.date(new Date(now.getTime() + leaseMs)),
+      attempts: sql`attempts + 1`,
+    };
+    // One statement where the database returns what it updated (PostgreSQL, SQLite): the claim is
+    // one round trip, not four (begin, select, update, commit).
+    if (this.profile.returning) {
+      const rows = await this.db
+        .updateTable(WEBHOOK_EVENTS)
+        .set(lease)
+        .where("id", "in", this.due(this.db, now, limit).select("e.id"))
+        .returning(["id", "endpoint", "body", "attempts"])
+        .execute();
+      return rows.map((r) => claimed(r, 0));
+    }
     return this.db.transaction().execute(async (trx) => {
-      let query = trx
-        .selectFrom(`${WEBHOOK_EVENTS} as e`)
+      const rows = await this.due(trx, now, limit)
         .select(["e.id", "e.endpoint", "e.body", "e.attempts"])
-        .where("e.status", "=", "pending")
-        .where("e.next_attempt_at", "<=", this.date(now))
-        .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom(`${WEBHOOK_EVENTS} as p`)
-                .select(sql`1`.as("one"))
-                .where("p.status", "=", "pending")
-                .whereRef("p.queue", "=", "e.queue")
-                .whereRef("p.id", "<", "e.id"),
-            ),
-          ),
-        )
-        .orderBy("e.next_attempt_at")
-        .orderBy("e.id")
-        .limit(limit);
-      if (this.profile.rowLocks) query = query.forUpdate().skipLocked();
-      const rows = await query.execute();
+        .execute();
       if (rows.length === 0) return [];
       await trx
         .updateTable(WEBHOOK_EVENTS)
-        .set({ next_attempt_at: this.date(new Date(now.getTime() + leaseMs)), attempts: sql`attempts + 1` })
+        .set(lease)
         .where(
           "id",
           "in",
           rows.map((r) => r.id),
         )
         .execute();
-      return rows.map((r) => ({
-        id: String(r.id),
-        endpoint: String(r.endpoint),
-        body: String(r.body),
-        attempt: Number(r.attempts) + 1,
-      }));
+      return rows.map((r) => claimed(r, 1));
     });
+  }
+
+  /** The due events a claim takes: the oldest pending one of each queue, locked where rows lock. */
+  private due(db: Kysely<any>, now: Date, limit: number) {
+    const query = db
+      .selectFrom(`${WEBHOOK_EVENTS} as e`)
+      .where("e.status", "=", "pending")
+      .where("e.next_attempt_at", "<=", this.date(now))
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom(`${WEBHOOK_EVENTS} as p`)
+              .select(sql`1`.as("one"))
+              .where("p.status", "=", "pending")
+              .whereRef("p.queue", "=", "e.queue")
+              .whereRef("p.id", "<", "e.id"),
+          ),
+        ),
+      )
+      .orderBy("e.next_attempt_at")
+      .orderBy("e.id")
+      .limit(limit);
+    return this.profile.rowLocks ? query.forUpdate().skipLocked() : query;
   }
 
   /** The receivers answered 2xx. */
