@@ -66,7 +66,7 @@ const item = createResource({
   access: { create: true, read: true, update: true, delete: true, list: true },
 });
 
-async function outboxCreate(rounds: number, duration: number): Promise<void> {
+export async function outboxCreate(rounds: number, duration: number): Promise<void> {
   const sink = await receiver();
   const dir = await mkdtemp(join(tmpdir(), "crudkit-bench-webhooks-"));
   const api = await start("api", "examples/server.ts", join(dir, "api"), { webhook: sink.url });
@@ -155,7 +155,7 @@ async function delivery(database: DatabaseOptions, label: string, seconds: numbe
   await sink.close();
 }
 
-async function chainCost(url: string, rounds: number, seconds: number): Promise<void> {
+export async function chainCost(url: string, rounds: number, seconds: number): Promise<void> {
   const results = { chained: 0, unchained: 0 };
   for (let round = 0; round < rounds; round++)
     for (const chain of [true, false]) {

@@ -12,7 +12,7 @@ import type { TableDefinition } from "crudkit-api/plugin-kit";
 import { audit } from "crudkit-api/plugins";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { columnsOfRow, GENESIS, linkHash } from "../src/plugins/audit/audit-chain.ts";
+import { columnsOfRow, entryDigest, GENESIS, linkHash } from "../src/plugins/audit/audit-chain.ts";
 import { checkContract } from "./contract.ts";
 import { type DialectName, forEachDialect, type TestDialect } from "./dialects.ts";
 import { expectNoLeak, readResponse } from "./helpers.ts";
@@ -454,10 +454,7 @@ function suite(dialect: TestDialect) {
       .where("seq", ">=", from)
       .orderBy("seq")
       .execute()) {
-      hash = linkHash(
-        hash,
-        columnsOfRow(row, () => {}),
-      );
+      hash = linkHash(hash, Number(row.seq), entryDigest(columnsOfRow(row, () => {})));
       await raw.run("update audit_logs set hash = ? where id = ?", hash, row.id);
     }
     await raw.run("update audit_chain set hash = ?", hash);
@@ -706,6 +703,106 @@ const OLD_AUDIT_LOGS: TableDefinition = {
 
 describe("audit chain", () => {
   forEachDialect(suite);
+});
+
+// PostgreSQL links entries at COMMIT through a deferred trigger; without the right to create it,
+// the app links in each write instead. Both keep the chain whole.
+describe("audit chain on PostgreSQL: linked at commit", () => {
+  forEachDialect(
+    (dialect) => {
+      const throwing = {
+        id: "after-audit",
+        hooks: {
+          afterCreate: ({ record }: { record: Record<string, unknown> }) => {
+            if (record.name === "boom") throw new Error("rolled back after its audit entry");
+          },
+        },
+      };
+
+      it("the trigger links every entry; a write rolled back after its entry leaves no gap", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({
+          database,
+          autoMigrate: true,
+          resources: [project, task],
+          plugins: [audit(), throwing],
+          log: () => {},
+        });
+        await app.ready;
+        try {
+          const raw = await rawClient("postgres", database.url);
+          const [trigger] = await raw.run(
+            "select p.proname from pg_trigger t join pg_proc p on p.oid = t.tgfoid where t.tgname = 'audit_logs_link'",
+          );
+          await raw.close();
+          expect(trigger?.proname).toBe("crudkit_audit_link_v1");
+          const make = (name: string) => app.api.createProject({ body: { name }, overrideAccess: true });
+          await Promise.all(
+            Array.from({ length: 8 }, async (_, w) => {
+              for (let i = 0; i < 5; i++) {
+                await make(`p${w}-${i}`);
+                await expect(make("boom")).rejects.toThrow();
+              }
+            }),
+          );
+          expect(
+            await app.db.selectFrom("audit_logs").select("seq").where("seq", "is", null).execute(),
+          ).toEqual([]);
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 40, unchained: 0 });
+        } finally {
+          await app.close();
+        }
+      });
+
+      it("without the right to create the trigger, entries are linked in the write: the chain verifies", async () => {
+        const database = await dialect.fresh();
+        const owner = crudkit({
+          database,
+          autoMigrate: true,
+          resources: [project, task],
+          plugins: [audit()],
+        });
+        await owner.ready;
+        await owner.close();
+        const role = `ck_writer_${Date.now().toString(36)}`;
+        const raw = await rawClient("postgres", database.url);
+        await raw.run("drop trigger audit_logs_link on audit_logs");
+        await raw.run(`create role ${role} login password 'writer'`);
+        await raw.run(`grant usage on schema public to ${role}`);
+        await raw.run(`grant select, insert, update, delete on all tables in schema public to ${role}`);
+        const url = new URL(database.url);
+        url.username = role;
+        url.password = "writer";
+        const logged: string[] = [];
+        const app = crudkit({
+          database: { provider: "postgres", url: url.toString() },
+          resources: [project, task],
+          plugins: [audit()],
+          log: (message) => logged.push(message),
+        });
+        try {
+          await app.ready;
+          expect(logged.join("\n")).toMatch(
+            /could not create the trigger that links audit entries at commit/,
+          );
+          await Promise.all(
+            Array.from({ length: 8 }, async (_, w) => {
+              for (let i = 0; i < 5; i++)
+                await app.api.createProject({ body: { name: `q${w}-${i}` }, overrideAccess: true });
+            }),
+          );
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 40, unchained: 0 });
+          expect(await raw.run("select 1 from pg_trigger where tgname = 'audit_logs_link'")).toEqual([]);
+        } finally {
+          await app.close();
+          await raw.run(`drop owned by ${role}`);
+        await raw.run(`drop role ${role}`);
+          await raw.close();
+        }
+      });
+    },
+    ["postgres"],
+  );
 });
 
 describe("crudkit audit verify", () => {

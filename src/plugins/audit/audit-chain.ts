@@ -1,7 +1,11 @@
-// The audit log's hash chain: each entry stores its `seq` and `hash = SHA-256(previous hash ‖
-// canonical JSON of the entry, seq included)`. A one-row head table, `audit_chain`, holds the last
-// seq and hash; every audited write locks it (`SELECT … FOR UPDATE`) until it commits, so the
-// chain follows commit order with any number of writers and instances.
+// The audit log's hash chain: each entry stores its `seq` and
+// `hash = SHA-256(previous hash ‖ ":" ‖ seq ‖ ":" ‖ digest)`, where the digest is the SHA-256 of the
+// entry's canonical JSON. A one-row head table, `audit_chain`, holds the last seq and hash, and
+// moving it on locks it until the write commits, so the chain follows commit order with any number
+// of writers and instances. On PostgreSQL a deferred trigger moves it at COMMIT, inside the
+// database (audit-link-trigger.ts): the head is held for the commit alone, not for the round trips
+// of the rest of the write. Elsewhere the writer below locks it in the write (SQLite's writes run
+// one at a time anyway). The entry enters the link by its digest so that SQL can compute the link.
 
 import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
@@ -97,7 +101,6 @@ export async function ensureHead(db: Kysely<any>): Promise<void> {
 /** What an entry's hash covers: every stored column but `hash`, as every engine reads it back. */
 interface HashedColumns {
   id: string;
-  seq: number;
   /** ISO 8601 with milliseconds, the precision every engine keeps. */
   created_at: string;
   resource: string;
@@ -115,9 +118,17 @@ interface HashedColumns {
   scope: string | null;
 }
 
-/** `SHA-256(previous ‖ canonical JSON of the columns)`, as hex. */
-export function linkHash(previous: string, columns: HashedColumns): string {
-  return createHash("sha256").update(previous).update(canonicalJson(columns)).digest("hex");
+/** What an entry's content contributes to its link: the SHA-256 of its canonical JSON, as hex. */
+export function entryDigest(columns: HashedColumns): string {
+  return createHash("sha256").update(canonicalJson(columns)).digest("hex");
+}
+
+/**
+ * `SHA-256(previous ‖ ":" ‖ seq ‖ ":" ‖ digest)`, as hex: the same text PostgreSQL's trigger hashes
+ * (all ASCII, so its bytes are the same in every engine).
+ */
+export function linkHash(previous: string, seq: number, digest: string): string {
+  return createHash("sha256").update(`${previous}:${seq}:${digest}`).digest("hex");
 }
 
 /**
@@ -130,11 +141,10 @@ function text(value: string | null): string | null {
   return value === null ? null : value.toWellFormed();
 }
 
-/** The hashed columns of an entry about to be written as `seq`. */
-export function columnsOfEntry(entry: AuditEntry, seq: number): HashedColumns {
+/** The hashed columns of an entry about to be written. */
+export function columnsOfEntry(entry: AuditEntry): HashedColumns {
   return {
     id: text(entry.id),
-    seq,
     created_at: entry.createdAt,
     resource: text(entry.resource),
     operation: text(entry.operation),
@@ -159,7 +169,6 @@ export function columnsOfRow(
   const optional = (value: unknown) => (value === null || value === undefined ? null : text(String(value)));
   return {
     id: text(String(row.id)),
-    seq: Number(row.seq),
     created_at: dateFromColumn(row.created_at),
     resource: text(String(row.resource)),
     operation: text(String(row.operation)),
@@ -217,7 +226,7 @@ export function chainWriter(app: PluginContext): ChainWriter {
     if (!head)
       throw new Error(`audit(): the chain's head row (table ${AUDIT_CHAIN}) is missing; restart the app.`);
     const seq = Number(head.seq) + 1;
-    const hash = linkHash(String(head.hash), columnsOfEntry(entry, seq));
+    const hash = linkHash(String(head.hash), seq, entryDigest(columnsOfEntry(entry)));
     const row = toRow(entry, app.profile, { seq, hash });
     insert ??= compileTemplate(
       app.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, slot(c)]))),

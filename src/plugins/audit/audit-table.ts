@@ -110,7 +110,7 @@ export function toRow(
   entry: AuditEntry,
   profile: DialectProfile,
   /** Its place in the hash chain; null for an app with `audit({ chain: false })`. */
-  link: { seq: number; hash: string } | null,
+  link: { seq: number | null; hash: string } | null,
 ): Record<string, unknown> {
   return {
     id: entry.id,

@@ -4,7 +4,7 @@
 
 import type { Kysely } from "kysely";
 import type { PluginContext } from "../../core/plugin.ts";
-import { type ChainHead, columnsOfRow, linkHash, readHead } from "./audit-chain.ts";
+import { type ChainHead, columnsOfRow, entryDigest, linkHash, readHead } from "./audit-chain.ts";
 import { AUDIT_LOGS } from "./audit-table.ts";
 
 /**
@@ -132,7 +132,7 @@ async function walk(
           null,
           `Entry seq ${expected} is missing (deleted): the next entry is seq ${seq} (id ${id}).`,
         );
-      const computed = linkHash(previous, columnsOfRow(row, app.log));
+      const computed = linkHash(previous, seq, entryDigest(columnsOfRow(row, app.log)));
       if (computed !== row.hash) {
         const next = rows[i + 1] ?? (await page(app.db, { seq, id }, head.seq, 1))[0];
         const [problem, message] = mismatch(app, head, row, computed, next);
@@ -195,7 +195,8 @@ function mismatch(
   const named = `Entry seq ${seq} (id ${String(row.id)})`;
   const followedBy = (hash: string) =>
     next
-      ? Number(next.seq) === seq + 1 && linkHash(hash, columnsOfRow(next, app.log)) === next.hash
+      ? Number(next.seq) === seq + 1 &&
+        linkHash(hash, seq + 1, entryDigest(columnsOfRow(next, app.log))) === next.hash
       : seq === head.seq && hash === head.hash;
   if (followedBy(String(row.hash)))
     return ["edited", `${named} was changed after it was written: its content no longer matches its hash.`];

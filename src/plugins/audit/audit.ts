@@ -16,6 +16,7 @@ import {
 } from "./audit-chain.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { auditHeadRoute } from "./audit-head-route.ts";
+import { ensureLinkTrigger, triggerLinkedWriter } from "./audit-link-trigger.ts";
 import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
 import { pruneOlderThan } from "./audit-prune.ts";
 import { auditLogsTable, scopedAuditLogsTable } from "./audit-table.ts";
@@ -86,6 +87,8 @@ export function audit(options: AuditOptions = {}) {
   // The chain's statements are compiled once; each entry only binds its values (it runs on every write).
   let chain: ChainWriter | undefined;
   const chained = options.chain !== false;
+  // PostgreSQL links entries at commit, in the database, when its trigger could be made (init).
+  let linkAtCommit = false;
   const record = async (ctx: HookContext, change: EntryChange) => {
     const path = scopePath(ctx.resource);
     if (path) {
@@ -96,9 +99,9 @@ export function audit(options: AuditOptions = {}) {
       change.scope = (await of(change.after)) ?? (await of(change.before));
     }
     const entry = buildEntry(ctx, change, entryOptions);
-    chain ??= chained ? chainWriter(app!) : unchainedWriter(app!);
-    // ctx.db is the write's transaction: the entry, and the chain's head it locks and moves on,
-    // commit or roll back with the change.
+    chain ??= !chained ? unchainedWriter(app!) : linkAtCommit ? triggerLinkedWriter(app!) : chainWriter(app!);
+    // ctx.db is the write's transaction: the entry, and the chain's head it moves on, commit or
+    // roll back with the change.
     await chain.append(ctx.db, entry);
   };
 
@@ -144,6 +147,8 @@ export function audit(options: AuditOptions = {}) {
     async init(context: PluginContext) {
       app = context;
       if (chained) await ensureHead(context.db);
+      if (chained && context.profile.name === "postgres")
+        linkAtCommit = await ensureLinkTrigger(context.db, context.log);
       if (retentionDays === undefined) return;
       await prune();
       timer = setInterval(
