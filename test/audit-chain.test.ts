@@ -796,7 +796,7 @@ describe("audit chain on PostgreSQL: linked at commit", () => {
         } finally {
           await app.close();
           await raw.run(`drop owned by ${role}`);
-        await raw.run(`drop role ${role}`);
+          await raw.run(`drop role ${role}`);
           await raw.close();
         }
       });
