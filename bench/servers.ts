@@ -56,6 +56,8 @@ export interface StartOptions {
    * outbox row per write in its transaction. @default none
    */
   webhook?: string;
+  /** Whether the API sends the events itself (`off`: it writes them only, as the reference does). @default on */
+  webhookDeliver?: "on" | "off";
 }
 
 /** The secret the bench's webhooks are signed with. */
@@ -73,6 +75,7 @@ export async function start(
     realtime = "off",
     maxConnections,
     webhook,
+    webhookDeliver = "on",
   }: StartOptions = {},
 ): Promise<Target> {
   const port = await freePort();
@@ -92,7 +95,9 @@ export async function start(
       // The realtime bench opens all its subscribers with one key from one address.
       ...(realtime === "on" ? { MAX_STREAMS_PER_USER: "100000", MAX_STREAMS_PER_ADDRESS: "100000" } : {}),
       MAX_CONNECTIONS: maxConnections === undefined ? "" : String(maxConnections),
-      ...(webhook ? { WEBHOOK_URL: webhook, WEBHOOK_SECRET, OUTBOX: "on" } : {}),
+      ...(webhook
+        ? { WEBHOOK_URL: webhook, WEBHOOK_SECRET, WEBHOOK_DELIVER: webhookDeliver, OUTBOX: "on" }
+        : {}),
       ...(name === "api" && process.env.CRUDKIT_BENCH_SOURCE !== "on"
         ? { TSX_TSCONFIG_PATH: BUILT_TSCONFIG }
         : {}),

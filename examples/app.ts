@@ -102,8 +102,11 @@ export interface ExampleOptions {
   realtime?: boolean | { maxStreamsPerUser?: number; maxStreamsPerAddress?: number };
   /** Where uploads whose content comes before their name wait. @default the upload plugin's */
   spoolDir?: string;
-  /** POST every change there, signed with `secret` (Standard Webhooks). @default none */
-  webhook?: { url: string; secret: string };
+  /**
+   * POST every change there, signed with `secret` (Standard Webhooks); `deliver: false` only
+   * writes the events, for a worker instance to send. @default none
+   */
+  webhook?: { url: string; secret: string; deliver?: boolean };
 }
 
 export function createExampleApp(options: ExampleOptions) {
@@ -137,7 +140,10 @@ export function createExampleApp(options: ExampleOptions) {
       ...(options.webhook
         ? [
             webhooks({
-              endpoints: [{ id: "example", ...options.webhook, events: ["*"] }],
+              endpoints: [
+                { id: "example", url: options.webhook.url, secret: options.webhook.secret, events: ["*"] },
+              ],
+              deliver: options.webhook.deliver ?? true,
               // The example's receiver may run on this machine (a development tunnel, a test).
               allowPrivateNetworks: true,
             }),

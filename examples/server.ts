@@ -6,7 +6,8 @@
 //   REALTIME (on; `off` serves no event streams), MAX_CONNECTIONS (serve()'s default, 1024),
 //   WAIT_FOR_DATABASE (on; `off` exits when the database cannot be reached at startup),
 //   MAX_STREAMS_PER_USER (5) and MAX_STREAMS_PER_ADDRESS (20): event streams one user or address holds,
-//   WEBHOOK_URL and WEBHOOK_SECRET (whsec_…): POST every change there, signed (off when unset)
+//   WEBHOOK_URL and WEBHOOK_SECRET (whsec_…): POST every change there, signed (off when unset);
+//   WEBHOOK_DELIVER (on; `off` writes the events only, for another instance, a worker, to send)
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -40,7 +41,11 @@ const app = startupStep(() =>
     cache: process.env.CACHE !== "off",
     audit: process.env.AUDIT !== "off",
     webhook: process.env.WEBHOOK_URL
-      ? { url: process.env.WEBHOOK_URL, secret: process.env.WEBHOOK_SECRET ?? "" }
+      ? {
+          url: process.env.WEBHOOK_URL,
+          secret: process.env.WEBHOOK_SECRET ?? "",
+          deliver: process.env.WEBHOOK_DELIVER !== "off",
+        }
       : undefined,
     realtime:
       process.env.REALTIME === "off"

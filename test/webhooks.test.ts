@@ -365,6 +365,37 @@ forEachDialect(
   ["postgres", "mysql"],
 );
 
+forEachDialect(
+  (dialect) => {
+    it("an instance with deliver: false writes events and sends none; a worker sends what it wrote", async () => {
+      const receiver = await startReceiver();
+      const database = await dialect.fresh();
+      const api = makeApp(database, receiver, { pollInterval: 0.05, deliver: false });
+      await api.ready;
+      let worker: App | undefined;
+      try {
+        for (let i = 0; i < 20; i++)
+          await api.api.createItem({ body: { name: `w${i}` }, overrideAccess: true });
+        await new Promise((r) => setTimeout(r, 300));
+        expect(receiver.deliveries).toHaveLength(0);
+        expect((await api.webhooks.status())[0]).toMatchObject({ pending: 20, delivered: 0 });
+        worker = makeApp(database, receiver, { pollInterval: 0.05 });
+        await worker.ready;
+        await receiver.waitFor(20);
+        // Different records go out side by side: the order holds per record only.
+        expect(receiver.deliveries.map((d) => d.payload.data.record.name).sort()).toEqual(
+          Array.from({ length: 20 }, (_, i) => `w${i}`).sort(),
+        );
+      } finally {
+        await api.close();
+        await worker?.close();
+        await receiver.close();
+      }
+    }, 60_000);
+  },
+  ["sqlite", "postgres", "mysql"],
+);
+
 describe("addresses a webhook may not reach", () => {
   const endpoint = (url: string) => ({ id: "x", url, secret: SECRET, events: ["*"] });
   it.each([
@@ -415,6 +446,9 @@ describe("addresses a webhook may not reach", () => {
       webhooks({ endpoints: [{ ...ok, url: "https://example.com/", evnets: ["*"] } as never] }),
     ).toThrow(/evnets/);
     expect(() => webhooks({ endpoints: [ok], timeout: -1 })).toThrow(/timeout must be a positive number/);
+    expect(() => webhooks({ endpoints: [ok], deliver: "no" as never })).toThrow(
+      /deliver must be true or false/,
+    );
     expect(() => webhooks({ endpoints: [ok], retry: { attempts: 0 } })).toThrow(/attempts/);
     expect(() => webhooks({ endpoints: [] })).toThrow(/at least one endpoint/);
   });

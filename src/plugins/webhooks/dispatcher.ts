@@ -31,12 +31,15 @@ export class Dispatcher {
   private running: Promise<void> | undefined;
   private again = false;
   private closed = false;
+  /** Only a started dispatcher sends on its own: the CLI's and a `deliver: false` instance's never do. */
+  private started = false;
   /** Endpoints whose last attempt failed: a failure is logged when an endpoint starts failing, not each time. */
   private readonly failing = new Set<string>();
 
   constructor(private readonly options: DispatcherOptions) {}
 
   start(): void {
+    this.started = true;
     this.timer = setInterval(() => this.wake(), this.options.pollMs);
     this.timer.unref();
     this.wake();
@@ -44,7 +47,7 @@ export class Dispatcher {
 
   /** Sends what is due now; a call while a round runs makes it look again when done. */
   wake(): void {
-    if (this.closed) return;
+    if (this.closed || !this.started) return;
     if (this.running) {
       this.again = true;
       return;

@@ -47,10 +47,16 @@ export interface WebhooksOptions {
   backlogEvents?: number;
   /** …or while an event has been due this many seconds and not sent (dispatchers behind). @default 300 */
   backlogAge?: number;
+  /**
+   * Whether this instance sends events. `false` makes it write them only (in its writes'
+   * transactions, as always), for a topology where API instances answer requests and a worker
+   * instance of the same app, with `deliver: true`, sends what they all wrote. @default true
+   */
+  deliver?: boolean;
 }
 
 const OPTION_KEYS = optionKeys<WebhooksOptions>()(
-  "endpoints allowPrivateNetworks retry timeout concurrency pollInterval retentionDays backlogEvents backlogAge",
+  "endpoints allowPrivateNetworks retry timeout concurrency pollInterval retentionDays backlogEvents backlogAge deliver",
 );
 const ENDPOINT_KEYS = optionKeys<WebhookEndpoint>()("id url secret events fields headers");
 /** The options, checked, in the units the code uses. */
@@ -64,6 +70,7 @@ export interface WebhookSettings {
   backlogAgeMs: number;
   backlogEvents: number;
   concurrency: number;
+  deliver: boolean;
 }
 
 export function checkOptions(options: WebhooksOptions): WebhookSettings {
@@ -79,6 +86,7 @@ export function checkOptions(options: WebhooksOptions): WebhookSettings {
     backlogAgeMs: seconds(options.backlogAge ?? 300, "backlogAge"),
     backlogEvents: whole(options.backlogEvents ?? 1000, "backlogEvents"),
     concurrency: whole(options.concurrency ?? 32, "concurrency"),
+    deliver: flag(options.deliver ?? true, "deliver"),
   };
 }
 
@@ -152,5 +160,10 @@ function seconds(value: unknown, name: string): number {
 function whole(value: unknown, name: string): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
     throw new ConfigError(`webhooks(): ${name} must be a whole number of at least 1.`);
+  return value;
+}
+
+function flag(value: unknown, name: string): boolean {
+  if (typeof value !== "boolean") throw new ConfigError(`webhooks(): ${name} must be true or false.`);
   return value;
 }

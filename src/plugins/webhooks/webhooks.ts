@@ -126,8 +126,9 @@ export function webhooks(options: WebhooksOptions) {
         log: app.log,
       });
       // The crudkit CLI loads the app to read or re-queue events, not to send them from the
-      // operator's machine: there the dispatcher stays idle (flush() still sends on demand).
-      if (process.env.CRUDKIT_CLI !== "1") dispatcher.start();
+      // operator's machine: there the dispatcher stays idle (flush() still sends on demand), as
+      // it does in an instance told to write events only (`deliver: false`).
+      if (settings.deliver && process.env.CRUDKIT_CLI !== "1") dispatcher.start();
       const prune = () =>
         store!
           .prune(new Date(Date.now() - settings.retentionMs))
