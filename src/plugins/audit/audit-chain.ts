@@ -194,12 +194,18 @@ export interface ChainWriter {
   append(db: Kysely<any>, entry: AuditEntry): Promise<void>;
 }
 
-/** With `audit({ chain: false })`: each entry a plain insert, no lock, no link. */
-export function unchainedWriter(app: PluginContext): ChainWriter {
+/**
+ * Each entry one plain insert, no lock: unlinked with `audit({ chain: false })`, or carrying its
+ * digest for PostgreSQL's trigger to link at commit (audit-link-trigger.ts).
+ */
+export function insertingWriter(
+  app: PluginContext,
+  link: (entry: AuditEntry) => { seq: null; hash: string } | null,
+): ChainWriter {
   let insert: QueryTemplate | undefined;
   return {
     async append(db, entry) {
-      const row = toRow(entry, app.profile, null);
+      const row = toRow(entry, app.profile, link(entry));
       insert ??= compileTemplate(
         app.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, slot(c)]))),
       );

@@ -6,10 +6,8 @@
 // rolled-back write's entry, and the trigger's pending event with it, never reach the chain.
 
 import { type Kysely, sql } from "kysely";
-import type { PluginContext } from "../../core/plugin.ts";
-import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../../kit/index.ts";
-import { AUDIT_CHAIN, type ChainWriter, columnsOfEntry, entryDigest, HEAD_ID } from "./audit-chain.ts";
-import { AUDIT_LOGS, toRow } from "./audit-table.ts";
+import { AUDIT_CHAIN, HEAD_ID } from "./audit-chain.ts";
+import { AUDIT_LOGS } from "./audit-table.ts";
 
 /** Versioned: a new body gets a new name, so instances of two versions never fight over one. */
 const FUNCTION = "crudkit_audit_link_v1";
@@ -74,18 +72,4 @@ async function createFunction(trx: Kysely<any>): Promise<void> {
       return null;
     end
   $body$`.execute(trx);
-}
-
-/** With the trigger: each entry one plain insert carrying its digest; the link comes at commit. */
-export function triggerLinkedWriter(app: PluginContext): ChainWriter {
-  let insert: QueryTemplate | undefined;
-  return {
-    async append(db, entry) {
-      const row = toRow(entry, app.profile, { seq: null, hash: entryDigest(columnsOfEntry(entry)) });
-      insert ??= compileTemplate(
-        app.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, slot(c)]))),
-      );
-      await runTemplate(db, insert, row);
-    },
-  };
 }

@@ -11,12 +11,14 @@ import {
   auditChainTable,
   type ChainWriter,
   chainWriter,
+  columnsOfEntry,
   ensureHead,
-  unchainedWriter,
+  entryDigest,
+  insertingWriter,
 } from "./audit-chain.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { auditHeadRoute } from "./audit-head-route.ts";
-import { ensureLinkTrigger, triggerLinkedWriter } from "./audit-link-trigger.ts";
+import { ensureLinkTrigger } from "./audit-link-trigger.ts";
 import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
 import { pruneOlderThan } from "./audit-prune.ts";
 import { auditLogsTable, scopedAuditLogsTable } from "./audit-table.ts";
@@ -99,7 +101,11 @@ export function audit(options: AuditOptions = {}) {
       change.scope = (await of(change.after)) ?? (await of(change.before));
     }
     const entry = buildEntry(ctx, change, entryOptions);
-    chain ??= !chained ? unchainedWriter(app!) : linkAtCommit ? triggerLinkedWriter(app!) : chainWriter(app!);
+    chain ??= !chained
+      ? insertingWriter(app!, () => null)
+      : linkAtCommit
+        ? insertingWriter(app!, (e) => ({ seq: null, hash: entryDigest(columnsOfEntry(e)) }))
+        : chainWriter(app!);
     // ctx.db is the write's transaction: the entry, and the chain's head it moves on, commit or
     // roll back with the change.
     await chain.append(ctx.db, entry);
