@@ -49,10 +49,14 @@ export async function call(
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  const res = await readResponse(
-    await app.handler(new Request(`http://localhost${path}`, { method, headers, body })),
-  );
-  checkContract(app, method, path, res);
+  const request = new Request(`http://localhost${path}`, { method, headers, body });
+  const sent = {
+    headers: new Headers(request.headers),
+    text: typeof body === "string" ? body : undefined,
+    hasBody: body !== undefined,
+  };
+  const res = await readResponse(await app.handler(request));
+  checkContract(app, method, path, res, sent);
   return res;
 }
 

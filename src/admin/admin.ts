@@ -62,7 +62,7 @@ export function admin(options: AdminOptions = {}): CrudkitPlugin {
   </body>
 </html>
 `;
-      const meta = { tags: ["admin"], public: true } as const;
+      const meta = { tags: ["admin"], public: true, unlisted: true } as const;
       return [
         {
           method: "GET",

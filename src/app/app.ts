@@ -5,10 +5,10 @@ import type { Kysely } from "kysely";
 import { type AdminOptions, admin } from "../admin/admin.ts";
 import type { RealtimeEvent, SubscribeOptions } from "../client/subscribe.ts";
 import type { ResourceApi } from "../core/api-types.ts";
-import { clientAddressOf, type TrustProxy } from "../core/client-address.ts";
-import type { ContextDeps } from "../core/context.ts";
+import { clientAddressOf, proxyTrust, type TrustProxy } from "../core/client-address.ts";
+import { type ContextDeps, HttpContext } from "../core/context.ts";
 import { type CorsOptions, createCors } from "../core/cors.ts";
-import type { Endpoint } from "../core/endpoint.ts";
+import type { Endpoint, EndpointContext } from "../core/endpoint.ts";
 import { APIError, ConfigError } from "../core/errors.ts";
 import { createHttpHandler, type RequestHandler } from "../core/http-handler.ts";
 import { chainIdentify, type Identify } from "../core/identity.ts";
@@ -23,7 +23,10 @@ import { hostOf } from "../db/database-url.ts";
 import type { DialectProfile } from "../db/dialect.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import { buildOpenApi, type OpenApiDocument } from "../openapi/document.ts";
-import type { Where } from "../query/where.ts";
+import type { ListLanguage } from "../openapi/list-language.ts";
+import { serverUrl, withServer } from "../openapi/servers.ts";
+import { COUNT_MODES, MAX_PAGE, MAX_SEARCH_LENGTH } from "../query/list-query.ts";
+import { MAX_FILTER_TEXT, MAX_FILTER_VALUES, OPERATORS_BY_KIND, type Where } from "../query/where.ts";
 import type { RealtimeOptions, RealtimeStats } from "../realtime/hub.ts";
 import { realtimePlugin } from "../realtime/plugin.ts";
 import type { Operation } from "../resource/access.ts";
@@ -36,6 +39,7 @@ import {
   readableIds,
   snapshotReader,
 } from "../resource/can.ts";
+import { MAX_EXPAND_DEPTH } from "../resource/expand.ts";
 import { hiddenSomewhere } from "../resource/field-access.ts";
 import { chainHooks } from "../resource/hooks.ts";
 import { readRelations } from "../resource/relations.ts";
@@ -276,7 +280,7 @@ export function crudkit<
   addPlugins(plugins, pluginContext, endpoints, tables);
   const rpc = rpcEndpoint(endpoints);
   if (rpc) endpoints.push(rpc);
-  const openapi = openApiOf(options, { basePath, relations, endpoints, rpc, plugins });
+  const openapi = openApiOf(options, { basePath, relations, endpoints, rpc, plugins, runtimes, listLimits });
   endpoints.push(...metaEndpoints(options, basePath, openapi));
   let closing: Promise<void> | undefined;
   const healthChecks: HealthCheck[] = [
@@ -484,6 +488,17 @@ function pluginContextOf(
   };
 }
 
+/** What the list parser enforces, for the document (openapi/ sits below query/ and resource/). */
+const LIST_LANGUAGE: ListLanguage = {
+  operators: OPERATORS_BY_KIND,
+  countModes: COUNT_MODES,
+  maxPage: MAX_PAGE,
+  maxSearchLength: MAX_SEARCH_LENGTH,
+  maxFilterValues: MAX_FILTER_VALUES,
+  maxFilterText: MAX_FILTER_TEXT,
+  maxExpandDepth: MAX_EXPAND_DEPTH,
+};
+
 /** The OpenAPI document of the app's endpoints, built on first use. */
 function openApiOf(
   options: CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>,
@@ -493,15 +508,20 @@ function openApiOf(
     endpoints: readonly Endpoint[];
     rpc: Endpoint | undefined;
     plugins: readonly CrudkitPlugin[];
+    runtimes: ReadonlyMap<string, ResourceRuntime>;
+    listLimits: { defaultLimit: number; maxLimit: number };
   },
 ): () => OpenApiDocument {
-  const { basePath, relations, endpoints, rpc, plugins } = parts;
+  const { basePath, relations, endpoints, rpc, plugins, runtimes } = parts;
   let document: OpenApiDocument | undefined;
   return () =>
     (document ??= buildOpenApi({
       basePath,
       resources: options.resources,
       relations,
+      listRules: (resource) => runtimes.get(resource)!.listRules,
+      language: LIST_LANGUAGE,
+      pageLimits: parts.listLimits,
       endpoints: endpoints.filter((e) => e !== rpc),
       securitySchemes: Object.assign({}, ...plugins.map((p) => p.securitySchemes ?? {})),
       wrappedDocs: (endpoint) => plugins.flatMap((p) => p.describeWrapped?.(endpoint) ?? []),
@@ -511,10 +531,20 @@ function openApiOf(
 
 /** `GET /openapi.json` (unless `openapi: false`) and the docs page (`docs: true`). */
 function metaEndpoints(
-  options: Pick<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>, "docs" | "openapi">,
+  options: Pick<
+    CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>,
+    "docs" | "openapi" | "trustProxy"
+  >,
   basePath: string,
   openapi: () => OpenApiDocument,
 ): Endpoint[] {
+  // X-Forwarded-Host and -Proto name the origin only when the socket's peer is a trusted proxy.
+  const trusted = proxyTrust(options.trustProxy);
+  const forwarded = (ctx: EndpointContext) =>
+    trusted !== undefined &&
+    ctx instanceof HttpContext &&
+    ctx.socketAddress !== undefined &&
+    trusted(ctx.socketAddress, 0);
   const endpoints: Endpoint[] = [];
   if (options.docs) {
     if (options.openapi === false)
@@ -525,8 +555,15 @@ function metaEndpoints(
     endpoints.push({
       method: "GET",
       path: "/openapi.json",
-      doc: { summary: "This document", tags: ["meta"], public: true, response: { type: "object" } },
-      handler: async () => openapi(),
+      doc: {
+        summary: "This document",
+        tags: ["meta"],
+        public: true,
+        unlisted: true,
+        response: { type: "object" },
+      },
+      // The paths start after the basePath; the server URL is where this request came to.
+      handler: async (ctx) => withServer(openapi(), serverUrl(ctx.request, basePath, forwarded(ctx))),
     });
   return endpoints;
 }

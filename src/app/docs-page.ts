@@ -15,14 +15,29 @@ const PACKAGE = "@scalar/api-reference";
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
 
+/**
+ * The page works offline and talks to this API only: none of the hosted Scalar services' controls
+ * (Ask AI, MCP, the developer toolbar with Share and Deploy, "Open API Client"), no telemetry, no
+ * fonts from a CDN, and requests sent straight to the API (no proxy).
+ */
+const SCALAR_CONFIGURATION = {
+  withDefaultFonts: false,
+  hideClientButton: true,
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: "never",
+  showToolbar: "never",
+  // Its services' addresses, which the page would otherwise call for the features turned off
+  // above: pointed nowhere, so nothing can reach them.
+  externalUrls: { dashboardUrl: "", registryUrl: "", proxyUrl: "", apiBaseUrl: "" },
+};
+
 /** `GET <basePath>/docs` and the script it loads, `GET <basePath>/docs/scalar.js`. */
 export function docsEndpoints(basePath: string, from = import.meta.url): Endpoint[] {
   const script = standaloneBundle(from);
   // Scalar reads its configuration from this element; no inline script runs (see CSP).
-  const configuration = JSON.stringify({ withDefaultFonts: false, hideClientButton: true }).replace(
-    /'/g,
-    "&#39;",
-  );
+  const configuration = JSON.stringify(SCALAR_CONFIGURATION).replace(/'/g, "&#39;");
   const html = `<!doctype html>
 <html lang="en">
   <head>
@@ -44,6 +59,7 @@ export function docsEndpoints(basePath: string, from = import.meta.url): Endpoin
         summary: "The API reference page (HTML)",
         tags: ["meta"],
         public: true,
+        unlisted: true,
         response: { type: "string" },
       },
       handler: async () =>
@@ -58,7 +74,13 @@ export function docsEndpoints(basePath: string, from = import.meta.url): Endpoin
     {
       method: "GET",
       path: "/docs/scalar.js",
-      doc: { summary: "The reference page's script", tags: ["meta"], public: true, response: "binary" },
+      doc: {
+        summary: "The reference page's script",
+        tags: ["meta"],
+        public: true,
+        unlisted: true,
+        response: "binary",
+      },
       handler: async () =>
         new Response(Readable.toWeb(createReadStream(script)) as ReadableStream, {
           headers: {

@@ -23,9 +23,17 @@ const NAMED: Record<string, readonly string[]> = {
 /** The client's address for a request: from the socket's and the trusted proxies' forwarding. */
 export type ClientAddress = (socket: string | undefined, headers: Headers) => string | undefined;
 
+/** Whether a proxy's address (hop 0: the socket's peer) is one the app trusts; undefined when it trusts none. */
+export function proxyTrust(
+  trust: TrustProxy | undefined,
+): ((address: string, hop: number) => boolean) | undefined {
+  if (trust === undefined || trust === false) return undefined;
+  return typeof trust === "function" ? trust : trust === true ? () => true : trustList(trust);
+}
+
 export function clientAddressOf(trust: TrustProxy | undefined): ClientAddress {
-  if (trust === undefined || trust === false) return (socket) => socket;
-  const trusted = typeof trust === "function" ? trust : trust === true ? () => true : trustList(trust);
+  const trusted = proxyTrust(trust);
+  if (!trusted) return (socket) => socket;
   return (socket, headers) => {
     const forwarded = headers.get("x-forwarded-for");
     if (socket === undefined || forwarded === null) return socket;

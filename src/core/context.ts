@@ -67,7 +67,7 @@ export class HttpContext extends RequestParts implements EndpointContext {
     readonly params: Record<string, string>,
     deps: ContextDeps,
     /** The socket's address; `ip` is the client's, which a trusted proxy may name. */
-    private readonly socketAddress: string | undefined,
+    readonly socketAddress: string | undefined,
   ) {
     super(deps);
     this.db = deps.db;

@@ -95,6 +95,8 @@ export interface EndpointDoc {
   headers?: Readonly<Record<string, string>>;
   /** Needs no credentials (health checks). */
   public?: boolean;
+  /** A page or a file for browsers (the docs and admin pages), not an API operation: the OpenAPI document leaves it out. */
+  unlisted?: boolean;
   /** Answers of other statuses that are not the error body: `{ 503: healthSchema }`. */
   otherAnswers?: Readonly<Record<number, JsonSchema>>;
 }

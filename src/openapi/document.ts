@@ -1,18 +1,30 @@
 // The OpenAPI 3.1 document, built from the same endpoint list as the router: every resource
 // operation with its schemas and list parameters, every plugin endpoint, the error body on every
-// error answer, and the security schemes the identity plugins bring.
+// error answer, and the security schemes the identity plugins bring. Pages and files for browsers
+// (the docs page, the admin, this document itself) are not API operations and are left out. Paths
+// start after the basePath, which the server URL carries (see servers.ts).
 
 import type { Endpoint, EndpointDoc, JsonSchema } from "../core/endpoint.ts";
 import { ERROR_STATUS } from "../core/errors.ts";
 import type { WrappedDoc } from "../core/plugin.ts";
 import type { RelationGraph } from "../resource/relations.ts";
 import type { AnyResource } from "../resource/types.ts";
+import { filterSchemas } from "./filter-schema.ts";
+import type { ListLanguage, ListShape } from "./list-language.ts";
+import { ERROR_RESPONSE, ERRORS, json, resourceOperation, responses } from "./resource-operations.ts";
 import { inputSchema, recordSchema, schemaName } from "./resource-schemas.ts";
+import { relativeServer } from "./servers.ts";
 
 export interface OpenApiSource {
   basePath: string;
   resources: readonly AnyResource[];
   relations: RelationGraph;
+  /** Each resource's list rules as its list endpoint enforces them. */
+  listRules(resource: string): ListShape;
+  /** The list query language's operators and limits (from query/). */
+  language: ListLanguage;
+  /** The app's page sizes, for the plugin lists that take `PAGE_QUERY`. */
+  pageLimits: { defaultLimit: number; maxLimit: number };
   endpoints: readonly Endpoint[];
   /** From the identity plugins: `{ ApiKey: { type: "apiKey", in: "header", name: "x-api-key" } }`. */
   securitySchemes: Readonly<Record<string, JsonSchema>>;
@@ -24,47 +36,19 @@ export interface OpenApiSource {
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonSchema) => ({ "application/json": { schema } });
-
-const ERROR_RESPONSE = { description: "The error body", content: json(ref("Error")) };
-/** Which errors each kind of operation may answer. */
-const ERRORS = {
-  read: [400, 401, 403, 404, 500, 503],
-  list: [400, 401, 403, 500, 503],
-  write: [400, 401, 403, 404, 409, 413, 415, 500, 503],
-  // Changes may name the version they change (If-Match): 412 when it moved on, 428 when required.
-  change: [400, 401, 403, 404, 409, 412, 413, 415, 428, 500, 503],
-} as const;
-
-/** The record's version, on every answer that carries one record. */
-const ETAG_HEADER = {
-  ETag: {
-    description: "The record's version as this caller sees it; send it back as If-Match to change it.",
-    schema: { type: "string" },
-  },
-};
-const IF_MATCH = {
-  name: "If-Match",
-  in: "header",
-  schema: { type: "string" },
-  description:
-    "Only if the record is still this version (an ETag from a read, create or update); otherwise 412 PRECONDITION_FAILED. Resources with requireIfMatch answer 428 without it.",
-};
-const IF_NONE_MATCH = {
-  name: "If-None-Match",
-  in: "header",
-  schema: { type: "string" },
-  description:
-    "The ETag of the copy the caller holds: 304 with no body when it is still current (not with expand).",
-};
-
 /** The paging parameters every plugin list takes, for its `doc.query`. */
 export const PAGE_QUERY: Readonly<Record<string, JsonSchema>> = {
   page: { type: "integer", minimum: 1 },
   limit: { type: "integer", minimum: 1 },
   count: { type: "string", enum: ["exact", "estimated", "none"] },
 };
+
+/** `PAGE_QUERY`'s page and limit with the app's bounds (a larger limit is clamped to maxLimit). */
+function pageSchema(schema: JsonSchema, source: OpenApiSource): JsonSchema {
+  if (schema === PAGE_QUERY.page) return { ...schema, maximum: source.language.maxPage, default: 1 };
+  if (schema !== PAGE_QUERY.limit) return schema;
+  return { ...schema, maximum: source.pageLimits.maxLimit, default: source.pageLimits.defaultLimit };
+}
 
 /** A page of plugin records: `{ items, pagination }`. */
 export function pageOf(items: JsonSchema): JsonSchema {
@@ -148,14 +132,22 @@ export function buildOpenApi(source: OpenApiSource): OpenApiDocument {
     schemas[name] = recordSchema(resource, source.relations.expandable(resource.name));
     schemas[`${name}Create`] = inputSchema(resource, false);
     schemas[`${name}Update`] = inputSchema(resource, true);
+    const filterable = source.listRules(resource.name).filterable;
+    Object.assign(schemas, filterSchemas(filterable, `${name}Filter`, source.language));
   }
   const paths: OpenApiDocument["paths"] = {};
   for (const endpoint of source.endpoints) {
-    const { path, parameters } = openApiPath(source.basePath + endpoint.path);
+    if (endpoint.doc?.unlisted) continue;
+    const { path, parameters } = openApiPath(endpoint.path);
     const resource = endpoint.doc?.resource ? byName.get(endpoint.doc.resource.name) : undefined;
     const operation: Record<string, unknown> & { parameters?: unknown[] } = resource
-      ? resourceOperation(endpoint, resource, source.relations)
-      : pluginOperation(endpoint, endpoint.doc ?? {});
+      ? resourceOperation(endpoint, {
+          resource,
+          relations: source.relations,
+          listRules: source.listRules(resource.name),
+          language: source.language,
+        })
+      : pluginOperation(endpoint, endpoint.doc ?? {}, source);
     operation.parameters = [...parameters, ...(operation.parameters ?? [])];
     for (const added of source.wrappedDocs?.(endpoint) ?? []) addWrapped(operation, added);
     if (operation.parameters.length === 0) delete operation.parameters;
@@ -167,6 +159,9 @@ export function buildOpenApi(source: OpenApiSource): OpenApiDocument {
   return {
     openapi: "3.1.0",
     info: { title: source.title ?? "crudkit API", version: source.version ?? "1.0.0" },
+    // Built without a request: the basePath, relative to wherever the document is read from.
+    // Served at GET <basePath>/openapi.json, it names the request's origin (see servers.ts).
+    servers: [{ url: relativeServer(source.basePath) }],
     paths,
     components: { schemas, ...(Object.keys(securitySchemes).length ? { securitySchemes } : {}) },
     // Any one scheme, or none: each operation's access rule decides what an anonymous caller gets.
@@ -196,7 +191,7 @@ function addWrapped(
   }
 }
 
-/** `/api/product/:id` → `/api/product/{id}`, and its path parameters. */
+/** `/product/:id` → `/product/{id}`, and its path parameters. */
 function openApiPath(path: string): { path: string; parameters: Record<string, unknown>[] } {
   const parameters: Record<string, unknown>[] = [];
   const converted = path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
@@ -206,141 +201,7 @@ function openApiPath(path: string): { path: string; parameters: Record<string, u
   return { path: converted || "/", parameters };
 }
 
-function responses(status: number, success: unknown, errors: readonly number[]): Record<string, unknown> {
-  const out: Record<string, unknown> = { [String(status)]: success };
-  for (const code of errors) out[String(code)] = ERROR_RESPONSE;
-  return out;
-}
-
-function resourceOperation(endpoint: Endpoint, resource: AnyResource, relations: RelationGraph) {
-  const operation = endpoint.doc!.resource!.operation;
-  const name = schemaName(resource.name);
-  const record = ref(name);
-  const expand = expandParameter(resource, relations);
-  const base = {
-    operationId: endpoint.operationName ?? `${operation}${name}Alias`,
-    tags: [resource.name],
-  };
-  switch (operation) {
-    case "create":
-      return {
-        ...base,
-        summary: `Create a ${resource.name}`,
-        requestBody: { required: true, content: json(ref(`${name}Create`)) },
-        responses: responses(
-          201,
-          { description: `The ${resource.name} created`, headers: ETAG_HEADER, content: json(record) },
-          ERRORS.write,
-        ),
-      };
-    case "read":
-      return {
-        ...base,
-        summary: `Read a ${resource.name}`,
-        parameters: expand ? [expand, IF_NONE_MATCH] : [IF_NONE_MATCH],
-        responses: {
-          ...responses(
-            200,
-            { description: `The ${resource.name}`, headers: ETAG_HEADER, content: json(record) },
-            ERRORS.read,
-          ),
-          304: {
-            description: "Not modified: the copy named by If-None-Match is current",
-            headers: ETAG_HEADER,
-          },
-        },
-      };
-    case "update":
-      return {
-        ...base,
-        summary: `Update a ${resource.name} (only the fields sent change)`,
-        parameters: [IF_MATCH],
-        requestBody: { required: true, content: json(ref(`${name}Update`)) },
-        responses: responses(
-          200,
-          { description: `The ${resource.name} after`, headers: ETAG_HEADER, content: json(record) },
-          ERRORS.change,
-        ),
-      };
-    case "delete":
-      return {
-        ...base,
-        summary: `Delete a ${resource.name}`,
-        parameters: [IF_MATCH],
-        responses: responses(
-          200,
-          { description: "Deleted", content: json(ref("DeleteResult")) },
-          ERRORS.change,
-        ),
-      };
-    case "list":
-      return {
-        ...base,
-        summary: `List ${resource.plural}`,
-        parameters: [...listParameters(resource), ...(expand ? [expand] : [])],
-        responses: responses(
-          200,
-          {
-            description: `A page of ${resource.plural}`,
-            content: json({
-              type: "object",
-              properties: { items: { type: "array", items: record }, pagination: ref("Pagination") },
-              required: ["items", "pagination"],
-            }),
-          },
-          ERRORS.list,
-        ),
-      };
-  }
-}
-
-function listParameters(resource: AnyResource): Record<string, unknown>[] {
-  const query = (name: string, schema: JsonSchema, description: string) => ({
-    name,
-    in: "query",
-    schema,
-    description,
-  });
-  const sortable = resource.fields.filter((f) => f.kind !== "json").map((f) => f.name);
-  const parameters = [
-    query("page", { type: "integer", minimum: 1 }, "Page number, from 1."),
-    query("limit", { type: "integer", minimum: 1 }, "Page size; larger values are clamped to maxLimit."),
-    query("sortBy", { type: "string", enum: sortable }, "Field to sort by; id breaks ties."),
-    query("sortOrder", { type: "string", enum: ["asc", "desc"] }, "@default desc"),
-    query("count", { type: "string", enum: ["exact", "estimated", "none"] }, "How `total` is counted."),
-    query("cursor", { type: "string" }, "A nextCursor or prevCursor from another page (keyset paging)."),
-    {
-      name: "filter",
-      in: "query",
-      style: "deepObject",
-      explode: true,
-      schema: { type: "object", additionalProperties: true },
-      description:
-        "filter[field]=value or filter[field][op]=value (eq ne gt gte lt lte in nin contains startsWith endsWith isNull), filter[or][0][…], filter[not][…], filter[relation.field][op] on referenced records.",
-    },
-  ];
-  if (resource.searchable.length > 0)
-    parameters.push(
-      query("search", { type: "string", maxLength: 200 }, `Matches ${resource.searchable.join(", ")}.`),
-    );
-  return parameters;
-}
-
-function expandParameter(
-  resource: AnyResource,
-  relations: RelationGraph,
-): Record<string, unknown> | undefined {
-  const names = [...relations.expandable(resource.name).keys()];
-  if (names.length === 0) return undefined;
-  return {
-    name: "expand",
-    in: "query",
-    schema: { type: "string" },
-    description: `Related records to return, comma-separated, nested with dots up to 3 deep: ${names.join(", ")}.`,
-  };
-}
-
-function pluginOperation(endpoint: Endpoint, doc: EndpointDoc) {
+function pluginOperation(endpoint: Endpoint, doc: EndpointDoc, source: OpenApiSource) {
   const status = endpoint.status ?? 200;
   const success =
     doc.response === "binary"
@@ -361,7 +222,13 @@ function pluginOperation(endpoint: Endpoint, doc: EndpointDoc) {
     ...(doc.summary ? { summary: doc.summary } : {}),
     tags: [...(doc.tags ?? [endpoint.path.split("/")[1] ?? "api"])],
     parameters: [
-      ...Object.entries(doc.query ?? {}).map(([name, schema]) => ({ name, in: "query", schema })),
+      ...Object.entries(doc.query ?? {}).map(([name, schema]) => ({
+        name,
+        in: "query",
+        // An object is read from brackets, `filter[status]=open`, as every list reads it.
+        ...(schema.type === "object" ? { style: "deepObject", explode: true } : {}),
+        schema: pageSchema(schema, source),
+      })),
       ...Object.entries(doc.headers ?? {}).map(([name, description]) => ({
         name,
         in: "header",
@@ -369,7 +236,12 @@ function pluginOperation(endpoint: Endpoint, doc: EndpointDoc) {
         description,
       })),
     ],
-    ...(writes ? { requestBody: { required: true, content: json(doc.body ?? {}) } } : {}),
+    // A body when the endpoint reads one; a DELETE reads none.
+    ...(doc.body
+      ? { requestBody: { required: true, content: json(doc.body) } }
+      : writes && endpoint.method !== "DELETE"
+        ? { requestBody: { required: false, content: json({}) } }
+        : {}),
     responses: Object.assign(
       responses(status, success, writes ? ERRORS.write : ERRORS.read),
       Object.fromEntries(

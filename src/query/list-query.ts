@@ -63,10 +63,12 @@ export interface ListRules extends PageLimits {
 }
 
 const KNOWN_PARAMETERS = new Set(["page", "limit", "search", "sortBy", "sortOrder", "count"]);
-const COUNT_MODES: ReadonlySet<string> = new Set<CountMode>(["exact", "estimated", "none"]);
+/** The count modes, as `count=` takes them. */
+export const COUNT_MODES: ReadonlySet<string> = new Set<CountMode>(["exact", "estimated", "none"]);
 
-const MAX_PAGE = 1_000_000_000;
-const MAX_SEARCH_LENGTH = 200;
+/** The largest `page`, and the longest `search`, a list takes. */
+export const MAX_PAGE = 1_000_000_000;
+export const MAX_SEARCH_LENGTH = 200;
 
 /**
  * The list query of a resource or a plugin list. `extra` names further parameters the caller

@@ -132,7 +132,8 @@ export interface WhereLimits {
   maxValues?: number;
 }
 
-const OPERATORS_BY_KIND: Record<FilterField["kind"], ReadonlySet<Operator>> = {
+/** The operators each kind of field takes: the parser checks filters by it, the OpenAPI document is built from it. */
+export const OPERATORS_BY_KIND: Readonly<Record<FilterField["kind"], ReadonlySet<Operator>>> = {
   string: new Set([
     "eq",
     "ne",
@@ -156,6 +157,10 @@ const OPERATORS_BY_KIND: Record<FilterField["kind"], ReadonlySet<Operator>> = {
 
 const ALL_OPERATORS = new Set<string>(OPERATORS_BY_KIND.string);
 
+/** Most values of one `in` or `nin` from a caller, and the longest text a filter compares. */
+export const MAX_FILTER_VALUES = 100;
+export const MAX_FILTER_TEXT = 1000;
+
 /**
  * Checks `input` against the fields it may name and returns its normal form, or undefined for an
  * empty filter. Values may be typed (from the client or `app.api`) or strings (from a query
@@ -171,7 +176,7 @@ export function parseWhere(
   if (input === undefined || input === null) return undefined;
   const maxDepth = options.maxDepth ?? 8;
   const maxConditions = options.maxConditions ?? 64;
-  const maxValues = options.maxValues ?? 100;
+  const maxValues = options.maxValues ?? MAX_FILTER_VALUES;
   let conditions = 0;
 
   const group = (value: unknown, path: string, depth: number): Condition[] => {
@@ -304,7 +309,7 @@ function toBoolean(value: unknown, path: string, fromText: boolean): boolean {
 function checkText(value: string, path: string): string {
   const problem = textProblem(value);
   if (problem) throw bad(path, problem);
-  if (value.length > 1000) throw bad(path, "must be at most 1000 characters");
+  if (value.length > MAX_FILTER_TEXT) throw bad(path, `must be at most ${MAX_FILTER_TEXT} characters`);
   return value;
 }
 

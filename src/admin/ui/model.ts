@@ -72,8 +72,7 @@ export function readModel(document: Schema, names: { name: string; plural: strin
     if (!record) continue;
     const create = schemas[`${capitalized(name)}Create`] ?? { properties: {} };
     const update = schemas[`${capitalized(name)}Update`] ?? { properties: {} };
-    const base = basePathOf(document);
-    const listParameters = (document.paths?.[`${base}/${plural}`]?.get?.parameters ?? []) as Schema[];
+    const listParameters = (document.paths?.[`/${plural}`]?.get?.parameters ?? []) as Schema[];
     const sortable = (listParameters.find((p) => p.name === "sortBy")?.schema?.enum ?? []) as string[];
     const fields: FieldModel[] = [];
     const reverse: ReverseRelation[] = [];
@@ -111,7 +110,7 @@ export function readModel(document: Schema, names: { name: string; plural: strin
       fields,
       sortable,
       searchable: listParameters.some((p) => p.name === "search"),
-      events: document.paths?.[`${base}/${plural}/events`] ? `${base}/${plural}/events` : undefined,
+      events: document.paths?.[`/${plural}/events`] ? `${basePathOf(document)}/${plural}/events` : undefined,
       reverse,
     });
   }
@@ -120,10 +119,10 @@ export function readModel(document: Schema, names: { name: string; plural: strin
   return { resources, apiKeyHeader: key?.name };
 }
 
-/** The paths' common prefix, `/api`: the document names paths with the basePath. */
+/** The API's basePath, `/api`: the path of the document's server (its paths start after it). */
 function basePathOf(document: Schema): string {
-  const first = Object.keys(document.paths ?? {}).find((p) => p.endsWith("/openapi.json"));
-  return first ? first.slice(0, -"/openapi.json".length) : "";
+  const url = (document.servers as { url?: string }[] | undefined)?.[0]?.url ?? "/";
+  return new URL(url, "http://localhost").pathname.replace(/\/$/, "");
 }
 
 /** The list's operators for a field's type, as the API takes them. */
