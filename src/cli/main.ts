@@ -1,8 +1,11 @@
-// The `crudkit` command line: generate, migrate, status, gc, audit verify and webhooks status|replay.
+// The `crudkit` command line: init, generate, migrate, status, gc, audit verify and
+// webhooks status|replay.
 
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { auditVerify, gc, generate, migrate, status, webhooksReplay, webhooksStatus } from "./commands.ts";
+import { init } from "./init/init.ts";
+import { type InitFlags, PLUGIN_NAMES } from "./init/options.ts";
 import { CliError } from "./load-config.ts";
 
 // Apps loaded by a command run no background work (webhooks() sends nothing from here).
@@ -10,10 +13,51 @@ process.env.CRUDKIT_CLI = "1";
 
 const program = new Command()
   .name("crudkit")
-  .description("Schema migrations for a crudkit app: the config (crudkit.config.ts) exports the app.")
+  .description(
+    "Start a crudkit project (init), then manage its schema: the other commands load the app from crudkit.config.ts.",
+  )
   .version(packageVersion(), "-v, --version")
   .exitOverride()
   .showHelpAfterError();
+
+program
+  .command("init")
+  .description(
+    "Write a new crudkit project into dir (default: this directory): package.json, tsconfig.json, src/resources.ts, src/app.ts, src/server.ts, crudkit.config.ts, a test, .gitignore and a README; then install it. Asks for the database and plugins at a terminal; asks nothing with --yes or without one.",
+  )
+  .argument(
+    "[dir]",
+    "where to write the project; created when missing, refused when not empty (without --force)",
+  )
+  .option("-y, --yes", "ask nothing: the choices given as flags, sqlite and no plugins otherwise")
+  .option(
+    "--database <name>",
+    "sqlite (a file in ./data), postgres or mysql (MySQL or MariaDB, at DATABASE_URL)",
+  )
+  .option("--plugins <list>", `comma-separated, from ${PLUGIN_NAMES.join(", ")}; or none`)
+  .option(
+    "--force",
+    "write into a directory that is not empty; a file init would overwrite is first renamed to <name>.bak (listed), never overwritten",
+  )
+  .option("--no-install", "write the files only, and print the install command")
+  .option(
+    "--from <path>",
+    `install crudkit-api from a tarball (npm pack) or a crudkit-api checkout (packed for you), copied into vendor/ as a file: dependency; without it, crudkit-api@^${packageVersion()} from the npm registry (until it is published there, pass --from)`,
+  )
+  .addHelpText(
+    "after",
+    "\nThe package manager is the one that runs init (npm, pnpm, yarn or bun). Exit codes: 0 done, 1 refused (a directory not empty, a failed install), 2 a flag with a value init does not take.",
+  )
+  .action((dir: string | undefined, flags: InitFlags) =>
+    init(dir, flags, {
+      cwd: process.cwd(),
+      env: process.env,
+      interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      streams: { input: process.stdin, output: process.stdout },
+      print: console.log,
+      version: packageVersion(),
+    }),
+  );
 
 program
   .command("generate")
