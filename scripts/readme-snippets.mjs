@@ -1,24 +1,87 @@
-// Writes each ```ts block of README.md to test/readme-snippets/, so `tsc` checks that the README's
-// examples still compile. Run by `npm test` before the type check. A block fenced as
-// ```ts title="server.ts" is written under that name, so later blocks can import it.
+// Writes each ```ts block of README.md and of every page of docs/ to test/readme-snippets/, so
+// `tsc` checks that the examples still compile. Run by `npm test` before the type check. A block
+// fenced as ```ts title="server.ts" is written under that name, so later blocks can import it.
+// README.md's blocks go to test/readme-snippets/, each docs page's to its own folder
+// (test/readme-snippets/docs/plugins/audit/ for docs/plugins/audit.md), so titles never clash. A
+// page that imports a titled block it does not hold (`from "./server.js"`) gets the one docs page
+// that defines it copied beside it; none, or more than one, is an error.
 
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const out = new URL("../test/readme-snippets/", import.meta.url);
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-const blocks = [...readme.matchAll(/^```ts(?: title="([\w.-]+\.ts)")?\n([\s\S]*?)^```$/gm)];
-blocks.forEach(([, title, code], i) => {
-  // Each block is its own module; `export {}` keeps one without imports a module too.
-  writeFileSync(
-    new URL(title ?? `block-${i + 1}.ts`, out),
-    `// README.md, TypeScript block ${i + 1}\n${code}\nexport {};\n`,
-  );
-});
-console.log(`readme: ${blocks.length} TypeScript blocks written for the type check`);
+const BLOCK = /^```ts(?: title="([\w.-]+\.ts)")?\n([\s\S]*?)^```$/gm;
+
+/** Writes the ```ts blocks of one Markdown file into `dir`; answers the files written. */
+function writeBlocks(markdown, dir, label) {
+  const blocks = [...markdown.matchAll(BLOCK)];
+  if (blocks.length) mkdirSync(dir, { recursive: true });
+  return blocks.map(([, title, code], i) => {
+    const file = join(dir, title ?? `block-${i + 1}.ts`);
+    // Each block is its own module; `export {}` keeps one without imports a module too.
+    writeFileSync(file, `// ${label}, TypeScript block ${i + 1}\n${code}\nexport {};\n`);
+    return file;
+  });
+}
+
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const readmeBlocks = writeBlocks(readme, fileURLToPath(out), "README.md");
+console.log(`readme: ${readmeBlocks.length} TypeScript blocks written for the type check`);
+
+const docsRoot = fileURLToPath(new URL("../docs/", import.meta.url));
+// The Markdown pages of docs/, without the generated API reference and VitePress's own folder.
+function* pages(dir) {
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (name.startsWith(".") || relative(docsRoot, path) === "api") continue;
+    if (statSync(path).isDirectory()) yield* pages(path);
+    else if (name.endsWith(".md")) yield path;
+  }
+}
+const docsOut = join(fileURLToPath(out), "docs");
+const written = new Map(); // page folder → files
+for (const page of pages(docsRoot)) {
+  const name = relative(docsRoot, page).replace(/\.md$/, "");
+  const files = writeBlocks(readFileSync(page, "utf8"), join(docsOut, name), `docs/${name}.md`);
+  if (files.length) written.set(join(docsOut, name), files);
+}
+// Titled blocks a page imports from another page.
+const titled = new Map(); // "server.ts" → the folders holding it
+for (const [dir, files] of written)
+  for (const file of files) {
+    const title = relative(dir, file);
+    if (!title.startsWith("block-")) titled.set(title, [...(titled.get(title) ?? []), dir]);
+  }
+for (const [dir, files] of written) {
+  const missing = [...files];
+  while (missing.length) {
+    const text = readFileSync(missing.pop(), "utf8");
+    for (const [, base] of text.matchAll(/from "\.\/([\w.-]+)\.(?:js|ts)"/g)) {
+      if (existsSync(join(dir, `${base}.ts`))) continue;
+      const holders = titled.get(`${base}.ts`) ?? [];
+      if (holders.length !== 1)
+        throw new Error(
+          `docs/${relative(docsOut, dir)}.md imports ./${base}.js: ${holders.length ? "several pages define" : "no page defines"} a block titled "${base}.ts"`,
+        );
+      copyFileSync(join(holders[0], `${base}.ts`), join(dir, `${base}.ts`));
+      missing.push(join(dir, `${base}.ts`));
+    }
+  }
+}
+const docsBlocks = [...written.values()].reduce((n, files) => n + files.length, 0);
+console.log(`docs: ${docsBlocks} TypeScript blocks of ${written.size} pages written for the type check`);
 
 // Every `@example` in the JSDoc of src/ is checked the same way (issue 33, item 9): written to
 // test/readme-snippets/jsdoc/, with imports of the package's exports it names, and `any` for the

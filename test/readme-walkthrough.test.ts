@@ -1,5 +1,6 @@
-// Starts the example API as `npm start` does and runs the README's curl walk-through against it,
-// comparing each command's output with the JSON the README shows (ids and times aside).
+// Starts the example API as `npm start` does and runs the docs' curl walk-through
+// (docs/walk-through.md) against it, comparing each command's output with the JSON the page shows
+// (ids and times aside).
 
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -57,10 +58,10 @@ async function startExample(
   return { port, output, dir, child };
 }
 
-/** The README's walk-through: each ```sh block with the ```json block that follows it. */
+/** The walk-through page: each ```sh block with the ```json block that follows it. */
 function walkThrough(): { setup: string; steps: { command: string; expected: unknown }[] } {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const section = readme.split("## Walk-through")[1]!.split("\n## ")[0]!;
+  const page = readFileSync(join(root, "docs/walk-through.md"), "utf8");
+  const section = page.split("# Walk-through")[1]!.split("\n## ")[0]!;
   const blocks = [...section.matchAll(/^```(sh|json)\n([\s\S]*?)^```$/gm)].map((m) => ({
     lang: m[1],
     code: m[2]!,
@@ -88,7 +89,7 @@ function normalize(value: unknown): unknown {
   return value;
 }
 
-describe("README walk-through", () => {
+describe("the walk-through (docs/walk-through.md)", () => {
   it("works as printed against the example started like npm start", async () => {
     const key = "walkthrough-key";
     const userKey = "walkthrough-user-key";
