@@ -11,6 +11,8 @@
 //   memberOf against a copied column and a plain rule, on SQLite and PostgreSQL (or --db)
 //   --webhooks: issue 35's bench instead (bench/webhooks.ts): audited + outbox creates against the
 //   reference, webhook delivery rate and delay on SQLite and PostgreSQL, the audit chain's cost
+//   --types: issue 38's bench instead (bench/types.ts): instantiations, check time and memory of a
+//   typed client program against apps of 25, 50, 100 and 200 resources
 //   --realtime: the realtime bench only (bench/realtime.ts): 1,000 subscribers, 100 writes/s; the
 //   full run (no --only) ends with it too. --subscribers <n> (1000), --rate <writes/s> (100)
 //   --only <text>: just the scenarios whose name contains it, and no 100 MiB upload
@@ -42,6 +44,7 @@ import {
   USER_HEADERS,
 } from "./servers.ts";
 import { runTeams } from "./teams.ts";
+import { runTypesBench } from "./types.ts";
 import { runWebhooksBench } from "./webhooks.ts";
 
 const { values: args } = parseArgs({
@@ -58,6 +61,7 @@ const { values: args } = parseArgs({
     teams: { type: "boolean" },
     admin: { type: "boolean" },
     webhooks: { type: "boolean" },
+    types: { type: "boolean" },
     "coalesced-reference": { type: "boolean" },
     source: { type: "boolean" },
     subscribers: { type: "string", default: "1000" },
@@ -436,7 +440,8 @@ const realtimeBench = async () => {
   if (!ok) process.exitCode = 1;
 };
 buildPackage();
-if (args.webhooks) await runWebhooksBench({ rounds: ROUNDS, duration: DURATION });
+if (args.types) runTypesBench();
+else if (args.webhooks) await runWebhooksBench({ rounds: ROUNDS, duration: DURATION });
 else if (args.admin) await runAdminBench({ rows: Number(args.rows ?? 1_000_000), db: args.db });
 else if (args.teams)
   await runTeams({

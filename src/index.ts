@@ -65,10 +65,15 @@ export type { PluginAdmission, PluginRowRule, PluginRule, PluginRuleSite } from 
 export { admitPluginRows, authorizePluginRoute } from "./resource/plugin-access.ts";
 export type { Pluralize } from "./resource/plural.ts";
 export {
+  // Named so that an app's declaration files (`declaration: true`) can write its resources' types.
+  type FileBrand,
   type FileRefOptions,
+  type FileRefSchema,
   fileRef,
   type OnDelete,
+  type ReferenceBrand,
   type ReferenceOptions,
+  type ReferenceSchema,
   type ReverseOptions,
   references,
 } from "./resource/references.ts";

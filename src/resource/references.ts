@@ -55,10 +55,10 @@ export interface FileRefOptions {
  * marks of the server's schemas: two copies of a `unique symbol` are two different symbols. The
  * "~" prefix sorts them after a schema's own members, as Zod's "~standard".
  */
-interface ReferenceBrand<Mark> {
+export interface ReferenceBrand<Mark> {
   readonly "~crudkitReference"?: Mark;
 }
-interface FileBrand {
+export interface FileBrand {
   readonly "~crudkitFile"?: true;
 }
 

@@ -29,15 +29,6 @@ type ForwardName<K extends string, M> = M extends { as: infer As }
     : WithoutId<K>
   : never;
 
-type ReverseName<C extends AnyResource, M, Target extends string> = M extends {
-  target: Target;
-  reverse: infer Reverse;
-}
-  ? Reverse extends string
-    ? Reverse
-    : C["plural"]
-  : never;
-
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
   ? I
   : never;
@@ -56,17 +47,45 @@ interface File {
 
 type Forward<R extends AnyResource, All extends AnyResource> = {
   [K in keyof Shape<R> & string as ForwardName<K, MarkOf<Shape<R>[K]>>]: One<
-    MarkOf<Shape<R>[K]> extends { target: infer T } ? Extract<All, { name: T }> : never
+    MarkOf<Shape<R>[K]> extends { target: infer T } ? Lookup<ByName<All>, T> : never
   >;
 };
 
-type ReverseFrom<C extends AnyResource, Target extends string> = {
-  [K in keyof Shape<C> & string as ReverseName<C, MarkOf<Shape<C>[K]>, Target>]: Many<C>;
+/**
+ * The reverse relations `C`'s references give their targets, one entry per reference field:
+ * `{ target: "post", relation: { comments: Many<Comment> } }`. Made once per resource, whichever
+ * resource asks: a lookup per (resource, target) pair made the checker's work grow with the
+ * square of the app's resources (issue 38).
+ */
+type ReverseEntries<C extends AnyResource> = {
+  [K in keyof Shape<C> & string]: MarkOf<Shape<C>[K]> extends {
+    target: infer Target extends string;
+    reverse: infer Reverse;
+  }
+    ? { target: Target; relation: { [N in Reverse extends string ? Reverse : C["plural"]]: Many<C> } }
+    : never;
+}[keyof Shape<C> & string];
+
+/**
+ * Every reverse relation of the app by target name, made once per app: the relations several
+ * resources give one target are united under its key.
+ */
+type ReverseIndex<All extends AnyResource> = {
+  [E in All extends AnyResource ? ReverseEntries<All> : never as E["target"]]: E["relation"];
 };
 
 type Reverse<R extends AnyResource, All extends AnyResource> = UnionToIntersection<
-  All extends AnyResource ? ReverseFrom<All, R["name"]> : never
+  Lookup<ReverseIndex<All>, R["name"]>
 >;
+
+/** The app's resources by name, made once per app. */
+type ByName<All extends AnyResource> = { [R in All as R["name"]]: R };
+
+/**
+ * `M[K]`, or never when `M` has no `K`: one property lookup in a table made once, where
+ * `Extract<All, { name: K }>` tries every resource of the app each time it is asked.
+ */
+type Lookup<M, K> = M extends { [P in K & string]: infer X } ? X : never;
 
 type Files<R extends AnyResource> = {
   [K in keyof Shape<R> & string as IsFileRef<Unwrapped<Shape<R>[K]>> extends true
