@@ -1,6 +1,6 @@
 // The example's web side: `/` serves public/index.html, `/client.js` the browser bundle of
 // crudkit-api/client, and `/uploads/<name>` the upload directory as static files (the spec leaves
-// that to the host; it is unprotected, as the README explains). Everything else goes to the API.
+// that to the host; it is unprotected, as docs/plugins/upload.md explains). Everything else goes to the API.
 
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";

@@ -1,6 +1,6 @@
 // crudkit-api/plugin-kit: what a plugin may build on, by name. The built-in plugins use this and
 // `core/` and `storage/`, nothing else (a lint rule says so), so whatever one of them does, a
-// plugin written outside this package can do too. See "Writing a plugin" in the README.
+// plugin written outside this package can do too. See docs/plugins/index.md, "Writing a plugin".
 
 // Endpoints: defined with typed input, answered with the one error body.
 export { defineEndpoint } from "../core/define-endpoint.ts";

@@ -27,7 +27,7 @@ export interface RealtimeDeps {
   readonly likeFolds: RealtimeHub["likeFolds"];
 }
 
-/** `crudkit({ realtime })` as a plugin (see the README's Realtime section). */
+/** `crudkit({ realtime })` as a plugin (see docs/live-data.md). */
 export function realtimePlugin(options: true | RealtimeOptions, deps: RealtimeDeps): RealtimePlugin {
   const { runtimes, identify, log } = deps;
   const hub = new RealtimeHub(

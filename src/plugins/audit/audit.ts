@@ -39,8 +39,9 @@ export interface AuditOptions {
   retentionDays?: number;
   /**
    * Chains entries by hash, so `verify()` finds one edited, deleted or reordered. Each audited
-   * write holds a lock on the chain's head row until it commits: with many concurrent writers on
-   * PostgreSQL or MariaDB that costs write throughput (README, "A tamper-evident chain"). @default true
+   * write moves the chain's head row on, locked until it commits (on PostgreSQL only for the commit
+   * itself): with many concurrent writers that costs write throughput (docs/plugins/audit.md, "A
+   * tamper-evident chain"). @default true
    */
   chain?: boolean;
   /** Who may read GET /audit/logs. Denied when unset. */
