@@ -754,6 +754,75 @@ describe("audit chain on PostgreSQL: linked at commit", () => {
         }
       });
 
+      it("an entry committed while the trigger was disabled is unlinked: verify fails naming it", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });
+        await app.ready;
+        const raw = await rawClient("postgres", database.url);
+        try {
+          await app.api.createProject({ body: { name: "linked" }, overrideAccess: true });
+          await raw.run("alter table audit_logs disable trigger audit_logs_link");
+          const lost = await app.api.createProject({ body: { name: "unlinked" }, overrideAccess: true });
+          await raw.run("alter table audit_logs enable trigger audit_logs_link");
+          const [entry] = await raw.run(`select id from audit_logs where record_id = '${lost.id}'`);
+          expect(await app.audit.verify()).toMatchObject({
+            ok: false,
+            problem: "unlinked",
+            at: { id: entry!.id },
+            unchained: 0,
+          });
+          // Retention does not take it for an entry from before the chain.
+          expect(await raw.run("select count(*)::int as n from audit_logs where seq is null")).toEqual([
+            { n: 1 },
+          ]);
+        } finally {
+          await raw.close();
+          await app.close();
+        }
+      });
+
+      it("the app's role needs no right to update audit entries: the trigger runs as its owner", async () => {
+        const database = await dialect.fresh();
+        const owner = crudkit({
+          database,
+          autoMigrate: true,
+          resources: [project, task],
+          plugins: [audit()],
+        });
+        await owner.ready;
+        await owner.close();
+        const role = `ck_appendonly_${Date.now().toString(36)}`;
+        const raw = await rawClient("postgres", database.url);
+        await raw.run(`create role ${role} login password 'writer'`);
+        await raw.run(`grant usage on schema public to ${role}`);
+        await raw.run(`grant select, insert, update, delete on all tables in schema public to ${role}`);
+        await raw.run(`revoke update, delete on audit_logs, audit_chain from ${role}`);
+        const url = new URL(database.url);
+        url.username = role;
+        url.password = "writer";
+        const app = crudkit({
+          database: { provider: "postgres", url: url.toString() },
+          resources: [project, task],
+          plugins: [audit()],
+          log: () => {},
+        });
+        try {
+          await app.ready;
+          await Promise.all(
+            Array.from({ length: 4 }, async (_, w) => {
+              for (let i = 0; i < 5; i++)
+                await app.api.createProject({ body: { name: `a${w}-${i}` }, overrideAccess: true });
+            }),
+          );
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 20, unchained: 0 });
+        } finally {
+          await app.close();
+          await raw.run(`drop owned by ${role}`);
+          await raw.run(`drop role ${role}`);
+          await raw.close();
+        }
+      });
+
       it("without the right to create the trigger, entries are linked in the write: the chain verifies", async () => {
         const database = await dialect.fresh();
         const owner = crudkit({

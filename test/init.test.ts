@@ -388,6 +388,15 @@ describe("crudkit init, from the packed tarball, run with plain node", () => {
     const notTarball = crudkit(cwd, ["init", "app", "--yes", "--from", join(root, "package.json")]);
     expect(notTarball.code).toBe(2);
     expect(notTarball.stderr).toContain("not a gzipped tarball");
+    // A directory whose package.json is not JSON is no checkout either: a sentence, not a stack.
+    const broken = join(tmpdir(), `crudkit-init-broken-${process.pid}`);
+    mkdirSync(broken, { recursive: true });
+    writeFileSync(join(broken, "package.json"), '{ "name": "crudkit-api", ');
+    const notJson = crudkit(cwd, ["init", "app", "--yes", "--from", broken]);
+    rmSync(broken, { recursive: true, force: true });
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toContain("is not a crudkit-api checkout");
+    expect(notJson.stderr).not.toMatch(/SyntaxError|\n\s+at /);
     expect(readdirSync(cwd)).toEqual([]);
   });
 

@@ -37,7 +37,12 @@ const SCALAR_CONFIGURATION = {
 export function docsEndpoints(basePath: string, from = import.meta.url): Endpoint[] {
   const script = standaloneBundle(from);
   // Scalar reads its configuration from this element; no inline script runs (see CSP).
-  const configuration = JSON.stringify(SCALAR_CONFIGURATION).replace(/'/g, "&#39;");
+  // The document's `servers` names the origin the API saw (a proxy may have rewritten it); the
+  // page sends its requests to its own origin, which the browser reached and its CSP allows.
+  const configuration = JSON.stringify({
+    ...SCALAR_CONFIGURATION,
+    servers: [{ url: basePath || "/" }],
+  }).replace(/'/g, "&#39;");
   const html = `<!doctype html>
 <html lang="en">
   <head>

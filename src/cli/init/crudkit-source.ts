@@ -29,7 +29,7 @@ export function checkFrom(from: string | undefined, cwd: string): string | undef
     );
   if (statSync(path).isDirectory()) {
     const manifest = join(path, "package.json");
-    const name = existsSync(manifest) ? JSON.parse(readFileSync(manifest, "utf8")).name : undefined;
+    const name = existsSync(manifest) ? packageName(readFileSync(manifest, "utf8")) : undefined;
     if (name !== "crudkit-api")
       throw new CliError(
         `--from ${from}: the directory is not a crudkit-api checkout (no package.json named crudkit-api).`,
@@ -82,5 +82,14 @@ function packCheckout(dir: string, print: (line: string) => void): { name: strin
     return { name: tarballName(packed), content: readFileSync(join(out, packed)) };
   } finally {
     rmSync(out, { recursive: true, force: true });
+  }
+}
+
+/** The `name` of a package.json's text; undefined when it is not JSON. */
+function packageName(text: string): unknown {
+  try {
+    return JSON.parse(text)?.name;
+  } catch {
+    return undefined;
   }
 }

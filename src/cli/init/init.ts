@@ -53,7 +53,8 @@ export async function init(dirArgument: string | undefined, flags: InitFlags, io
   const report = writeProject(dir, files, force);
   for (const line of summary(shown, spec, report)) io.print(line);
 
-  const cd = shown === "." ? [] : [`cd ${shellQuote(shown)}`];
+  // A directory named like an option (`-x`) would be read as one by cd.
+  const cd = shown === "." ? [] : [`cd ${shellQuote(shown.startsWith("-") ? `./${shown}` : shown)}`];
   if (flags.install === false) {
     for (const line of nextSteps(spec, [...cd, installCommand(manager)])) io.print(line);
     return;

@@ -20,6 +20,7 @@ export async function pruneOlderThan(app: PluginContext, cutoff: Date): Promise<
   const unchained = await app.db
     .deleteFrom(AUDIT_LOGS)
     .where("seq", "is", null)
+    .where("hash", "is", null)
     .where("created_at", "<", before)
     .executeTakeFirst();
   let deleted = Number(unchained.numDeletedRows);

@@ -13,7 +13,13 @@ import { AUDIT_LOGS } from "./audit-table.ts";
  * replaced), `head mismatch` (the last entry, or what is past it, disagrees with the head row),
  * `anchor mismatch` (the chain no longer leads to a head kept elsewhere: rewritten from an entry on).
  */
-export type ChainProblem = "edited" | "missing" | "out of order" | "head mismatch" | "anchor mismatch";
+export type ChainProblem =
+  | "edited"
+  | "missing"
+  | "out of order"
+  | "head mismatch"
+  | "anchor mismatch"
+  | "unlinked";
 
 export interface VerifyOptions {
   /** Entries read per query. @default 500 */
@@ -70,6 +76,16 @@ export async function verifyChain(app: PluginContext, options: VerifyOptions = {
         at: { seq: 0, id: null },
         problem: "head mismatch",
         message: "The chain's head row (table audit_chain) is missing: it was removed outside crudkit.",
+      };
+    const unlinked = await firstUnlinked(app.db);
+    if (unlinked !== undefined)
+      return {
+        ok: false,
+        entries: 0,
+        unchained,
+        at: { seq: 0, id: unlinked },
+        problem: "unlinked",
+        message: `Entry ${unlinked} was committed without its link (no seq): the trigger that links entries at commit (audit_logs_link) was disabled, dropped or skipped outside crudkit.`,
       };
     const report = await walk(app, head, unchained, { pageSize, anchor });
     if (report.ok || attempt === 3) return report;
@@ -224,13 +240,33 @@ function page(db: Kysely<any>, after: Key | undefined, last: number, limit: numb
   return query.orderBy("seq").orderBy("id").limit(limit).execute();
 }
 
+/** Entries from before the chain: neither a seq nor a hash. */
 async function countUnchained(db: Kysely<any>): Promise<number> {
   const row = await db
     .selectFrom(AUDIT_LOGS)
     .select((eb) => eb.fn.countAll().as("count"))
     .where("seq", "is", null)
+    .where("hash", "is", null)
     .executeTakeFirst();
   return Number(row?.count ?? 0);
+}
+
+/**
+ * A committed entry that carries its digest but was never linked: PostgreSQL's trigger links each
+ * entry as its write commits, so one left over means the trigger was disabled, dropped or skipped
+ * (`session_replication_role`) outside crudkit, and the entry sits outside the chain's proof.
+ */
+async function firstUnlinked(db: Kysely<any>): Promise<string | undefined> {
+  const row = await db
+    .selectFrom(AUDIT_LOGS)
+    .select("id")
+    .where("seq", "is", null)
+    .where("hash", "is not", null)
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(1)
+    .executeTakeFirst();
+  return row ? String(row.id) : undefined;
 }
 
 /**
