@@ -5,6 +5,7 @@
 // old audit table keeps its entries unchained; the chain still verifies after a prune.
 
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { apiKey, createResource, crudkit, type DatabaseOptions, references, withId } from "crudkit-api";
@@ -705,6 +706,46 @@ describe("audit chain", () => {
   forEachDialect(suite);
 });
 
+/** `writers` writers each creating `each` projects at once. */
+async function createConcurrently(app: App, writers: number, each: number) {
+  await Promise.all(
+    Array.from({ length: writers }, async (_, w) => {
+      for (let i = 0; i < each; i++)
+        await app.api.createProject({ body: { name: `w${w}-${i}` }, overrideAccess: true });
+    }),
+  );
+}
+
+/**
+ * A PostgreSQL database the owner set up (tables, chain, trigger) and a login role that may read
+ * and write its tables but create nothing: the app's role in a hardened deployment.
+ */
+async function limitedRole(dialect: TestDialect, options: { revoke?: string; dropTrigger?: boolean }) {
+  const database = await dialect.fresh();
+  const owner = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });
+  await owner.ready;
+  await owner.close();
+  const role = `ck_writer_${randomBytes(4).toString("hex")}`;
+  const raw = await rawClient("postgres", database.url);
+  if (options.dropTrigger) await raw.run("drop trigger audit_logs_link on audit_logs");
+  await raw.run(`create role ${role} login password 'writer'`);
+  await raw.run(`grant usage on schema public to ${role}`);
+  await raw.run(`grant select, insert, update, delete on all tables in schema public to ${role}`);
+  if (options.revoke) await raw.run(`${options.revoke} from ${role}`);
+  const url = new URL(database.url);
+  url.username = role;
+  url.password = "writer";
+  return {
+    url: url.toString(),
+    raw,
+    async drop() {
+      await raw.run(`drop owned by ${role}`);
+      await raw.run(`drop role ${role}`);
+      await raw.close();
+    },
+  };
+}
+
 // PostgreSQL links entries at COMMIT through a deferred trigger; without the right to create it,
 // the app links in each write instead. Both keep the chain whole.
 describe("audit chain on PostgreSQL: linked at commit", () => {
@@ -782,69 +823,30 @@ describe("audit chain on PostgreSQL: linked at commit", () => {
       });
 
       it("the app's role needs no right to update audit entries: the trigger runs as its owner", async () => {
-        const database = await dialect.fresh();
-        const owner = crudkit({
-          database,
-          autoMigrate: true,
-          resources: [project, task],
-          plugins: [audit()],
+        const writer = await limitedRole(dialect, {
+          revoke: "revoke update, delete on audit_logs, audit_chain",
         });
-        await owner.ready;
-        await owner.close();
-        const role = `ck_appendonly_${Date.now().toString(36)}`;
-        const raw = await rawClient("postgres", database.url);
-        await raw.run(`create role ${role} login password 'writer'`);
-        await raw.run(`grant usage on schema public to ${role}`);
-        await raw.run(`grant select, insert, update, delete on all tables in schema public to ${role}`);
-        await raw.run(`revoke update, delete on audit_logs, audit_chain from ${role}`);
-        const url = new URL(database.url);
-        url.username = role;
-        url.password = "writer";
         const app = crudkit({
-          database: { provider: "postgres", url: url.toString() },
+          database: { provider: "postgres", url: writer.url },
           resources: [project, task],
           plugins: [audit()],
           log: () => {},
         });
         try {
           await app.ready;
-          await Promise.all(
-            Array.from({ length: 4 }, async (_, w) => {
-              for (let i = 0; i < 5; i++)
-                await app.api.createProject({ body: { name: `a${w}-${i}` }, overrideAccess: true });
-            }),
-          );
+          await createConcurrently(app, 4, 5);
           expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 20, unchained: 0 });
         } finally {
           await app.close();
-          await raw.run(`drop owned by ${role}`);
-          await raw.run(`drop role ${role}`);
-          await raw.close();
+          await writer.drop();
         }
       });
 
       it("without the right to create the trigger, entries are linked in the write: the chain verifies", async () => {
-        const database = await dialect.fresh();
-        const owner = crudkit({
-          database,
-          autoMigrate: true,
-          resources: [project, task],
-          plugins: [audit()],
-        });
-        await owner.ready;
-        await owner.close();
-        const role = `ck_writer_${Date.now().toString(36)}`;
-        const raw = await rawClient("postgres", database.url);
-        await raw.run("drop trigger audit_logs_link on audit_logs");
-        await raw.run(`create role ${role} login password 'writer'`);
-        await raw.run(`grant usage on schema public to ${role}`);
-        await raw.run(`grant select, insert, update, delete on all tables in schema public to ${role}`);
-        const url = new URL(database.url);
-        url.username = role;
-        url.password = "writer";
+        const writer = await limitedRole(dialect, { dropTrigger: true });
         const logged: string[] = [];
         const app = crudkit({
-          database: { provider: "postgres", url: url.toString() },
+          database: { provider: "postgres", url: writer.url },
           resources: [project, task],
           plugins: [audit()],
           log: (message) => logged.push(message),
@@ -854,19 +856,14 @@ describe("audit chain on PostgreSQL: linked at commit", () => {
           expect(logged.join("\n")).toMatch(
             /could not create the trigger that links audit entries at commit/,
           );
-          await Promise.all(
-            Array.from({ length: 8 }, async (_, w) => {
-              for (let i = 0; i < 5; i++)
-                await app.api.createProject({ body: { name: `q${w}-${i}` }, overrideAccess: true });
-            }),
-          );
+          await createConcurrently(app, 8, 5);
           expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 40, unchained: 0 });
-          expect(await raw.run("select 1 from pg_trigger where tgname = 'audit_logs_link'")).toEqual([]);
+          expect(await writer.raw.run("select 1 from pg_trigger where tgname = 'audit_logs_link'")).toEqual(
+            [],
+          );
         } finally {
           await app.close();
-          await raw.run(`drop owned by ${role}`);
-          await raw.run(`drop role ${role}`);
-          await raw.close();
+          await writer.drop();
         }
       });
     },
