@@ -569,7 +569,10 @@ describe("servers: where the document was asked for", () => {
     expect((app.openapi() as any).servers).toEqual([{ url: "/api" }]);
     const server = await serve(app, { port: 0 });
     try {
-      const served = await (await fetch(`${server.url}/api/openapi.json`)).json();
+      const answer = await fetch(`${server.url}/api/openapi.json`);
+      // The document names the origin it was asked at: a shared cache keeps one per origin.
+      expect(answer.headers.get("vary")).toMatch(/\bHost\b.*X-Forwarded-Host.*X-Forwarded-Proto/);
+      const served = await answer.json();
       expect(served.servers).toEqual([{ url: `${server.url}/api` }]);
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       // Not trusted, so not read: a client's forwarded headers.

@@ -562,8 +562,18 @@ function metaEndpoints(
         unlisted: true,
         response: { type: "object" },
       },
-      // The paths start after the basePath; the server URL is where this request came to.
-      handler: async (ctx) => withServer(openapi(), serverUrl(ctx.request, basePath, forwarded(ctx))),
+      // The paths start after the basePath; the server URL is where this request came to, so a
+      // shared cache must keep one document per origin (Vary).
+      handler: async (ctx) =>
+        new Response(
+          JSON.stringify(withServer(openapi(), serverUrl(ctx.request, basePath, forwarded(ctx)))),
+          {
+            headers: {
+              "content-type": "application/json",
+              vary: "Host, X-Forwarded-Host, X-Forwarded-Proto",
+            },
+          },
+        ),
     });
   return endpoints;
 }
