@@ -69,7 +69,11 @@ function serveSite(): Promise<{ server: Server; origin: string }> {
     let file = normalize(join(dist, path.endsWith("/") ? `${path}index.html` : path));
     if (!file.startsWith(dist)) return response.writeHead(404).end();
     if (!existsSync(file) && existsSync(`${file}.html`)) file = `${file}.html`;
-    if (!existsSync(file) || !statSync(file).isFile()) return response.writeHead(404).end("not found");
+    // A missing page gets the site's own 404 page, as static hosts serve it.
+    if (!existsSync(file) || !statSync(file).isFile()) {
+      response.writeHead(404, { "content-type": "text/html; charset=utf-8" });
+      return createReadStream(join(dist, "404.html")).pipe(response);
+    }
     // Hashed assets may be cached, as any host would let them be: the crawl then loads them once.
     const cache = path.startsWith("/assets/") ? "public, max-age=31536000, immutable" : "no-cache";
     response.writeHead(200, {
@@ -108,9 +112,12 @@ suite(`the docs site in headless Chromium${chromiumPresent ? "" : " (skipped: /u
   });
 
   /** A page that records, and refuses, every request to another origin. */
-  async function openPage(colorScheme: "light" | "dark" = "light"): Promise<Page> {
+  async function openPage(
+    colorScheme: "light" | "dark" = "light",
+    viewport = { width: 1280, height: 900 },
+  ): Promise<Page> {
     // A context of its own: axe opens frames through it.
-    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 }, colorScheme });
+    const context = await browser!.newContext({ viewport, colorScheme });
     const page = await context.newPage();
     page.on("request", (request) => {
       const url = request.url();
@@ -230,6 +237,32 @@ suite(`the docs site in headless Chromium${chromiumPresent ? "" : " (skipped: /u
       await page.context().close();
     }
   }, 120_000);
+
+  it("on a phone: the sidebar opens from the menu and a long page reads without sideways scrolling", async () => {
+    const page = await openPage("dark", { width: 390, height: 844 });
+    await page.goto(`${site!.origin}/access.html`);
+    await page.getByRole("heading", { level: 1, name: "Access and rules" }).waitFor();
+    // Text and code wrap or scroll inside their own blocks; the page itself is as wide as the phone.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(artifacts, "docs-site-access-narrow-dark.png") });
+    await page.getByRole("button", { name: /menu/i }).first().click();
+    await page.getByRole("link", { name: "Filtering lists" }).first().click();
+    await page.getByRole("heading", { level: 1, name: "Filtering lists" }).waitFor();
+    await page.context().close();
+  }, 60_000);
+
+  it("answers a missing page with the site's 404 page and a way home", async () => {
+    const page = await openPage();
+    const answer = await page.goto(`${site!.origin}/no-such-page.html`);
+    expect(answer?.status()).toBe(404);
+    await page.getByRole("heading", { name: /not found/i }).waitFor();
+    await page.getByText("No page of the crudkit docs has this address").waitFor();
+    await page.screenshot({ path: join(artifacts, "docs-site-404.png") });
+    await page.getByRole("link", { name: /home/i }).first().click();
+    await page.getByRole("heading", { level: 1 }).first().waitFor();
+    expect(new URL(page.url()).pathname).toBe("/");
+    await page.context().close();
+  }, 60_000);
 
   it("makes no request to another origin, on any page visited (search and axe included)", () => {
     expect(own).toBeGreaterThan(100);

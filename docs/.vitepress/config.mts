@@ -31,6 +31,12 @@ export default defineConfig({
   themeConfig: {
     search: { provider: "local" },
     outline: [2, 3],
+    // The 404 page in the docs' own voice (VitePress's default is a quotation).
+    notFound: {
+      title: "PAGE NOT FOUND",
+      quote: "No page of the crudkit docs has this address. Search (Ctrl K) or start again from the home page.",
+      linkText: "Back to the docs home",
+    },
     nav: [
       { text: "Guide", link: "/getting-started" },
       { text: "Plugins", link: "/plugins/" },
