@@ -6,7 +6,7 @@
 
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { apiKey, createResource, crudkit, type DatabaseOptions, references, withId } from "crudkit-api";
 import type { TableDefinition } from "crudkit-api/plugin-kit";
@@ -14,6 +14,7 @@ import { audit } from "crudkit-api/plugins";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { columnsOfRow, entryDigest, GENESIS, linkHash } from "../src/plugins/audit/audit-chain.ts";
+import { CLI_RUNNER, cliWorkDir } from "./cli-project.ts";
 import { checkContract } from "./contract.ts";
 import { type DialectName, forEachDialect, type TestDialect } from "./dialects.ts";
 import { expectNoLeak, readResponse } from "./helpers.ts";
@@ -143,26 +144,9 @@ const quoted = (dialect: DialectName, c: string) => (dialect === "mysql" ? `\`${
 const asParameter = (value: unknown) =>
   value !== null && typeof value === "object" && !(value instanceof Date) ? JSON.stringify(value) : value;
 
-// The CLI from source (bin/crudkit.mjs would run a stale build when dist/ exists).
-const root = new URL("..", import.meta.url).pathname;
-const work = join(root, "test/.cli-work");
-mkdirSync(work, { recursive: true });
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function cliDir(): string {
-  const dir = mkdtempSync(join(work, "audit-"));
-  dirs.push(dir);
-  return dir;
-}
+const cliDir = () => cliWorkDir("audit");
 
 function cliProject(database: DatabaseOptions & { url: string }, withAudit = true, dir = cliDir()): string {
-  writeFileSync(
-    join(dir, "run-cli.mjs"),
-    `import { createJiti } from "jiti";\nawait createJiti(import.meta.url).import(${JSON.stringify(join(root, "src/cli/main.ts"))});\n`,
-  );
   writeFileSync(
     join(dir, "app.config.ts"),
     `import { crudkit } from "crudkit-api";
@@ -175,7 +159,7 @@ export default crudkit({ database: ${JSON.stringify(database)}, resources: [], p
 }
 
 function cli(dir: string, ...args: string[]) {
-  const result = spawnSync(process.execPath, [join(dir, "run-cli.mjs"), ...args], {
+  const result = spawnSync(process.execPath, [join(dir, CLI_RUNNER), ...args], {
     cwd: dir,
     encoding: "utf8",
     timeout: 60_000,

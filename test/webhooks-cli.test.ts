@@ -5,12 +5,13 @@
 // with one line and no stack.
 
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createResource, crudkit, type DatabaseOptions, withId } from "crudkit-api";
 import { type WebhookRetryOptions, type WebhooksOptions, webhooks } from "crudkit-api/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { CLI_RUNNER, cliWorkDir } from "./cli-project.ts";
 import { forEachDialect, type TestDialect } from "./dialects.ts";
 import { type Receiver, startReceiver } from "./webhook-receiver.ts";
 
@@ -45,24 +46,9 @@ function makeApp(database: DatabaseOptions, url: string, retry: WebhookRetryOpti
   });
 }
 
-// The CLI from source (bin/crudkit.mjs would run a stale build when dist/ exists), in a directory
-// under the repository so the config's imports resolve.
-const root = new URL("..", import.meta.url).pathname;
-const work = join(root, "test/.cli-work");
-mkdirSync(work, { recursive: true });
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
 /** A project directory whose app.config.ts is the test's app, with or without webhooks(). */
 function cliProject(database: DatabaseOptions, url: string | undefined): string {
-  const dir = mkdtempSync(join(work, "webhooks-"));
-  dirs.push(dir);
-  writeFileSync(
-    join(dir, "run-cli.mjs"),
-    `import { createJiti } from "jiti";\nawait createJiti(import.meta.url).import(${JSON.stringify(join(root, "src/cli/main.ts"))});\n`,
-  );
+  const dir = cliWorkDir("webhooks");
   const plugins = url ? `webhooks(${JSON.stringify(webhookOptions(url, SLOW_RETRY))})` : "";
   writeFileSync(
     join(dir, "app.config.ts"),
@@ -80,10 +66,10 @@ export default crudkit({ database: ${JSON.stringify(database)}, autoMigrate: tru
 
 /**
  * Runs `crudkit … --config app.config.ts` in `dir`. Not spawnSync: the receiver lives in this
- * process, and must answer the CLI's dispatcher while the command runs.
+ * process and must stay able to answer, so that a send from the CLI (there must be none) would show.
  */
 function cli(dir: string, ...args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [join(dir, "run-cli.mjs"), ...args, "--config", "app.config.ts"], {
+  const child = spawn(process.execPath, [join(dir, CLI_RUNNER), ...args, "--config", "app.config.ts"], {
     cwd: dir,
     timeout: 60_000,
   });
@@ -223,8 +209,7 @@ describe("crudkit webhooks status and replay", () => {
 describe("crudkit webhooks: mistakes", () => {
   let dir: string;
   beforeAll(() => {
-    const base = mkdtempSync(join(work, "webhooks-db-"));
-    dirs.push(base);
+    const base = cliWorkDir("webhooks-db");
     // Nothing listens there, and no event is ever written: nothing is sent.
     dir = cliProject({ provider: "sqlite", url: `file:${join(base, "app.db")}` }, "http://127.0.0.1:9/hooks");
   });
@@ -270,8 +255,7 @@ describe("crudkit webhooks: mistakes", () => {
   });
 
   it("an app without webhooks(): exit 1, saying so", async () => {
-    const base = mkdtempSync(join(work, "webhooks-db-"));
-    dirs.push(base);
+    const base = cliWorkDir("webhooks-db");
     const bare = cliProject({ provider: "sqlite", url: `file:${join(base, "app.db")}` }, undefined);
     for (const args of [["status"], ["replay", "--endpoint", "main", "--since", "1h"]])
       await expectOneLineError(

@@ -50,6 +50,17 @@ const failing: CrudkitPlugin = {
   },
 };
 
+/** An app on in-memory SQLite with only the plugin under test (options checked at startup). */
+function memoryApp(options: WebhooksOptions) {
+  return crudkit({
+    database: { provider: "sqlite", url: ":memory:" },
+    autoMigrate: true,
+    resources: [item],
+    log: () => {},
+    plugins: [webhooks(options)],
+  });
+}
+
 const FAST_RETRY = { attempts: 30, firstDelay: 0.1, maxDelay: 0.5 };
 
 function makeApp(database: DatabaseOptions, receiver: Receiver, options: Partial<WebhooksOptions> = {}) {
@@ -454,16 +465,8 @@ describe("addresses a webhook may not reach", () => {
   });
 
   it("refuses an event that names no resource when the app starts", async () => {
-    const app = crudkit({
-      database: { provider: "sqlite", url: ":memory:" },
-      autoMigrate: true,
-      resources: [item],
-      log: () => {},
-      plugins: [
-        webhooks({
-          endpoints: [{ id: "x", url: "https://example.com/", secret: SECRET, events: ["iten.create"] }],
-        }),
-      ],
+    const app = memoryApp({
+      endpoints: [{ id: "x", url: "https://example.com/", secret: SECRET, events: ["iten.create"] }],
     });
     await expect(app.ready).rejects.toThrow(/"iten.create" names no resource/);
     await app.close();
@@ -485,19 +488,11 @@ describe("addresses a webhook may not reach", () => {
     }
     expect(name, "a name that resolves to a private address").toBeDefined();
     const receiver = await startReceiver();
-    const app = crudkit({
-      database: { provider: "sqlite", url: ":memory:" },
-      autoMigrate: true,
-      resources: [item],
-      log: () => {},
-      plugins: [
-        webhooks({
-          endpoints: [
-            { id: "rebound", url: `http://${name}:${receiver.port}/hooks`, secret: SECRET, events: ["*"] },
-          ],
-          retry: { attempts: 1, firstDelay: 1 },
-        }),
+    const app = memoryApp({
+      endpoints: [
+        { id: "rebound", url: `http://${name}:${receiver.port}/hooks`, secret: SECRET, events: ["*"] },
       ],
+      retry: { attempts: 1, firstDelay: 1 },
     });
     try {
       await app.ready;
@@ -515,18 +510,10 @@ describe("addresses a webhook may not reach", () => {
     }
     // A redirect is a failure, not a hop: the receiver answers 301 to the metadata address.
     receiver.answer = 301;
-    const redirected = crudkit({
-      database: { provider: "sqlite", url: ":memory:" },
-      autoMigrate: true,
-      resources: [item],
-      log: () => {},
-      plugins: [
-        webhooks({
-          endpoints: [{ id: "moved", url: receiver.url, secret: SECRET, events: ["*"] }],
-          allowPrivateNetworks: true,
-          retry: { attempts: 1, firstDelay: 1 },
-        }),
-      ],
+    const redirected = memoryApp({
+      endpoints: [{ id: "moved", url: receiver.url, secret: SECRET, events: ["*"] }],
+      allowPrivateNetworks: true,
+      retry: { attempts: 1, firstDelay: 1 },
     });
     try {
       await redirected.ready;

@@ -4,10 +4,8 @@
 import { defineEndpoint } from "../../core/define-endpoint.ts";
 import { APIError } from "../../core/errors.ts";
 import type { PluginContext } from "../../core/plugin.ts";
-import { admitPluginRows } from "../../kit/index.ts";
 import { readHead } from "./audit-chain.ts";
-import type { AuditAccessRule } from "./audit-logs-route.ts";
-import { auditFilterFields } from "./audit-table.ts";
+import { type AuditAccessRule, admitAuditReader } from "./audit-logs-route.ts";
 
 /** The chain's last link: the seq of the latest entry and its hash (hex SHA-256). */
 export interface AuditHead {
@@ -29,14 +27,7 @@ export function auditHeadRoute(app: PluginContext, rule: AuditAccessRule | undef
       },
     },
     async handler(ctx): Promise<AuditHead> {
-      const { scope } = await admitPluginRows(rule, ctx, {
-        plugin: "audit",
-        subject: "audit logs",
-        operation: "read",
-        fields: auditFilterFields,
-        profile: app.profile,
-        sets: (condition) => app.ruleSets(condition),
-      });
+      const { scope } = await admitAuditReader(app, rule, ctx);
       // The hash covers every entry's whole content: a reader of some entries, given two heads in
       // a row, could test guesses of an entry she may not read against them.
       if (scope)

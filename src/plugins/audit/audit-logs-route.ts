@@ -38,6 +38,22 @@ export interface AuditAccessContext {
 /** May answer with a `Where` over entries, such as `{ userId: user.id }`: the reader sees only those. */
 export type AuditAccessRule = PluginRowRule<AuditAccessContext, AuditEntry>;
 
+/** Decides a read of the audit log (the log, its head): the caller and the entries she may see. */
+export function admitAuditReader(
+  app: PluginContext,
+  rule: AuditAccessRule | undefined,
+  ctx: Parameters<typeof admitPluginRows>[1],
+) {
+  return admitPluginRows(rule, ctx, {
+    plugin: "audit",
+    subject: "audit logs",
+    operation: "read",
+    fields: auditFilterFields,
+    profile: app.profile,
+    sets: (condition) => app.ruleSets(condition),
+  });
+}
+
 const name = z.string().min(1).max(200);
 const instant = z
   .string()
@@ -87,14 +103,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
     },
     query: auditQuery,
     async handler(ctx) {
-      const { user, scope } = await admitPluginRows(rule, ctx, {
-        plugin: "audit",
-        subject: "audit logs",
-        operation: "read",
-        fields: auditFilterFields,
-        profile: app.profile,
-        sets: (condition) => app.ruleSets(condition),
-      });
+      const { user, scope } = await admitAuditReader(app, rule, ctx);
       // Unknown parameters get the answer every list gives them (the schema above lets them pass).
       for (const key of Object.keys(ctx.query))
         if (!AUDIT_PARAMETERS.includes(key)) throw unknownParameter(key, AUDIT_PARAMETERS, false);
