@@ -18,6 +18,7 @@ import {
   references,
   withId,
 } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
 import { serve } from "crudkit-api/node";
 import { audit, cache, idempotency, jwt, rateLimit, upload } from "crudkit-api/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -574,6 +575,14 @@ describe("servers: where the document was asked for", () => {
       expect(answer.headers.get("vary")).toMatch(/\bHost\b.*X-Forwarded-Host.*X-Forwarded-Proto/);
       const served = await answer.json();
       expect(served.servers).toEqual([{ url: `${server.url}/api` }]);
+      // The typed client reads the same document through its $fetch.
+      const client = createClient<typeof app>({ baseURL: `${server.url}/api` });
+      const viaClient = await client.$fetch<{ servers: unknown; paths: Record<string, unknown> }>(
+        "/openapi.json",
+      );
+      expect(viaClient.error).toBeNull();
+      expect(viaClient.data?.servers).toEqual([{ url: `${server.url}/api` }]);
+      expect(Object.keys(viaClient.data?.paths ?? {})).toContain("/org/{id}");
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       // Not trusted, so not read: a client's forwarded headers.
       const forged = await rawGet(server.url, "/api/openapi.json", [
