@@ -95,4 +95,25 @@ describe("expanded types", () => {
     };
     expectTypeOf(typed).toBeFunction();
   });
+
+  it("a reverse relation given options but no name goes by the referencing resource's plural", () => {
+    const note = createResource({
+      name: "note",
+      schema: withId({ text: z.string(), userId: references(user, { reverse: { limit: 5 } }) }),
+    });
+    const notes = crudkit({
+      database: { provider: "sqlite", url: ":memory:" },
+      resources: [company, user, note],
+    });
+    const client = createClient<typeof notes>({ baseURL: "http://127.0.0.1:1/api" });
+    const typed = async () => {
+      const read = await client.user.read("x", { expand: ["notes", "company"] });
+      expectTypeOf(read.data!.notes[0]!.text).toEqualTypeOf<string>();
+      expectTypeOf(read.data!.company).toEqualTypeOf<Company | null>();
+      // Before, such a relation typed as an index signature, and every name was accepted.
+      // @ts-expect-error not a relation of user
+      await client.user.read("x", { expand: ["nope"] });
+    };
+    expectTypeOf(typed).toBeFunction();
+  });
 });

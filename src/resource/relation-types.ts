@@ -62,9 +62,20 @@ type ReverseEntries<C extends AnyResource> = {
     target: infer Target extends string;
     reverse: infer Reverse;
   }
-    ? { target: Target; relation: { [N in Reverse extends string ? Reverse : C["plural"]]: Many<C> } }
+    ? { target: Target; relation: { [N in ReverseName<C, Reverse>]: Many<C> } }
     : never;
 }[keyof Shape<C> & string];
+
+/**
+ * The name a reverse relation goes by: the one given, else the referencing resource's plural (also
+ * for `reverse: { limit: 5 }`, which infers `string | undefined`). A name only known as `string`
+ * gives no typed relation, rather than one that would accept any name.
+ */
+type ReverseName<C extends AnyResource, Reverse> = undefined extends Reverse
+  ? C["plural"]
+  : string extends Reverse
+    ? never
+    : Reverse & string;
 
 /**
  * Every reverse relation of the app by target name, made once per app: the relations several
@@ -118,26 +129,71 @@ export type ExpandPath<
 type Head<E extends string> = E extends `${infer H}.${string}` ? H : E;
 type Rest<E extends string, H extends string> = E extends `${H}.${infer T}` ? T : never;
 
-type ExpandedValue<X, All extends AnyResource, Tail extends string> =
-  X extends One<infer T extends AnyResource>
-    ? Expanded<T, All, Tail> | null
-    : X extends Many<infer S extends AnyResource>
-      ? Expanded<S, All, Tail>[]
-      : X extends File
-        ? FileRecord | null
-        : never;
+/**
+ * One relation of a resource, resolved once: its name, whether it holds one record, many or a
+ * file, the target resource, and the target's own relations (`Sub`), down to the depth `expand`
+ * allows.
+ */
+interface RelationNode<N extends string, Kind, Target, Sub> {
+  name: N;
+  kind: Kind;
+  target: Target;
+  sub: Sub;
+}
+
+/**
+ * `R`'s relations as a tree of `RelationNode`s, made once per resource when the client's type is
+ * made. A call's `expand` then walks only this tree: a per-call type that still named the app's
+ * union of resources made the checker re-visit every resource of the app on every call (issue 38).
+ */
+type RelationTree<
+  R extends AnyResource,
+  All extends AnyResource,
+  D extends unknown[] = [],
+> = D["length"] extends Depth["length"]
+  ? never
+  : {
+      [N in keyof RelationsOf<R, All> & string]: RelationsOf<R, All>[N] extends One<
+        infer T extends AnyResource
+      >
+        ? RelationNode<N, "one", T, RelationTree<T, All, [...D, unknown]>>
+        : RelationsOf<R, All>[N] extends Many<infer T extends AnyResource>
+          ? RelationNode<N, "many", T, RelationTree<T, All, [...D, unknown]>>
+          : RelationNode<N, "file", never, never>;
+    }[keyof RelationsOf<R, All> & string];
+
+type NamesOf<Tree> = Tree extends RelationNode<infer N, unknown, unknown, unknown> ? N : never;
+
+type ExpandedValue<Node, Tail extends string> =
+  Node extends RelationNode<string, infer Kind, infer T extends AnyResource, infer Sub>
+    ? Kind extends "one"
+      ? ExpandedIn<T, Sub, Tail> | null
+      : Kind extends "many"
+        ? ExpandedIn<T, Sub, Tail>[]
+        : FileRecord | null
+    : never;
+
+/** A record of `R` with the relations of `Tree` named by `E` expanded. */
+type ExpandedIn<R extends AnyResource, Tree, E extends string> = [E] extends [never]
+  ? RecordOf<R>
+  : Simplify<
+      Omit<RecordOf<R>, Head<E>> & {
+        [H in Head<E> & NamesOf<Tree>]: ExpandedValue<
+          Extract<Tree, RelationNode<H, unknown, unknown, unknown>>,
+          Rest<E, H>
+        >;
+      }
+    >;
 
 /**
  * A record of `R` with the relations named by `E` expanded: `author: Author | null`,
  * `comments: Comment[]`, a file field as its file record.
  */
-export type Expanded<R extends AnyResource, All extends AnyResource, E extends string> = [E] extends [never]
-  ? RecordOf<R>
-  : Simplify<
-      Omit<RecordOf<R>, Head<E>> & {
-        [H in Head<E> & keyof RelationsOf<R, All>]: ExpandedValue<RelationsOf<R, All>[H], All, Rest<E, H>>;
-      }
-    >;
+export type Expanded<R extends AnyResource, All extends AnyResource, E extends string> = ExpandedIn<
+  R,
+  RelationTree<R, All>,
+  E
+>;
 
 type Prefixed<N extends string, Rec> = { [K in keyof Rec & string as `${N}.${K}`]: Rec[K] };
 
