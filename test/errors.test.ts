@@ -162,9 +162,9 @@ forEachDialect((dialect) => {
     it("answers a known path with a wrong method and lists the allowed ones", async () => {
       const res = await call(app, "PUT", "/api/product/x", { body: {} });
       expectError(res, 405, "METHOD_NOT_ALLOWED");
-      expect(res.headers.get("allow")).toBe("GET, PATCH, DELETE");
+      expect(res.headers.get("allow")).toBe("GET, HEAD, PATCH, DELETE");
       const list = await call(app, "POST", "/api/products", { body: {} });
-      expect(list.headers.get("allow")).toBe("GET");
+      expect(list.headers.get("allow")).toBe("GET, HEAD");
     });
   });
 

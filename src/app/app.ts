@@ -8,6 +8,7 @@ import type { ResourceApi } from "../core/api-types.ts";
 import { clientAddressOf, proxyTrust, type TrustProxy } from "../core/client-address.ts";
 import { type ContextDeps, HttpContext } from "../core/context.ts";
 import { type CorsOptions, createCors } from "../core/cors.ts";
+import { credentialVary } from "../core/credential-headers.ts";
 import type { Endpoint, EndpointContext } from "../core/endpoint.ts";
 import { APIError, ConfigError } from "../core/errors.ts";
 import { createHttpHandler, type RequestHandler } from "../core/http-handler.ts";
@@ -109,6 +110,14 @@ export interface CrudkitOptions<
    * @example cors: { origin: ["https://app.example.com"], credentials: true }
    */
   cors?: CorsOptions;
+  /**
+   * A weak `ETag` on every page of records (resource lists, the audit log, histories, uploaded
+   * files), taken from the caller, the query and the page; a GET or HEAD whose `If-None-Match`
+   * names it is a 304 with no body. Off by default: hashing each page costs list throughput (the
+   * bench measures how much).
+   * @default false
+   */
+  listETags?: boolean;
   /**
    * The reverse proxies in front of the app, whose `X-Forwarded-For` names the client: their
    * addresses or CIDR ranges (`["127.0.0.1"]`, `["loopback", "10.0.0.0/8"]`), `true` for any (only
@@ -213,7 +222,7 @@ export interface AppRealtime<R extends AnyResource> {
 const CLOSE_GRACE_MS = 10_000;
 
 const CRUDKIT_OPTION_KEYS = optionKeys<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>>()(
-  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log openapi docs admin cors trustProxy realtime",
+  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log openapi docs admin cors listETags trustProxy realtime",
 );
 
 /**
@@ -241,7 +250,6 @@ export function crudkit<
   const given: readonly CrudkitPlugin[] = options.plugins ?? [];
   checkNames(options.resources, given);
 
-  const cors = options.cors ? createCors(options.cors) : undefined;
   const { database, jsonDepth } = openAppDatabase(options, log);
   const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };
   const runtimes = new Map<string, ResourceRuntime>();
@@ -283,11 +291,7 @@ export function crudkit<
   const openapi = openApiOf(options, { basePath, relations, endpoints, rpc, plugins, runtimes, listLimits });
   endpoints.push(...metaEndpoints(options, basePath, openapi));
   let closing: Promise<void> | undefined;
-  const healthChecks: HealthCheck[] = [
-    databaseCheck(database.kysely),
-    ...plugins.flatMap((p) => (p.health ? [{ name: p.id, check: p.health }] : [])),
-  ];
-  endpoints.push(...healthEndpoints(healthChecks, log, () => startup.open));
+  endpoints.push(...healthEndpoints(healthChecksOf(database, plugins), log, () => startup.open));
 
   const router = new EndpointRouter(basePath);
   for (const endpoint of endpoints) router.add(basePath + endpoint.path, endpoint);
@@ -316,7 +320,8 @@ export function crudkit<
   };
   const inFlight = new InFlight();
   const api = buildApi(endpoints, { deps, startup: gate, log, inFlight });
-  const handler = createHttpHandler({ router, deps, startup: gate, log, inFlight, cors });
+  const http = httpOf(options, plugins);
+  const handler = createHttpHandler({ router, deps, startup: gate, log, inFlight, ...http });
   for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;
   return {
     handler,
@@ -348,6 +353,25 @@ export function crudkit<
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,
   } as CrudkitApp<Resources[number], Plugins[number]>;
+}
+
+function healthChecksOf(database: Database, plugins: readonly CrudkitPlugin[]): HealthCheck[] {
+  return [
+    databaseCheck(database.kysely),
+    ...plugins.flatMap((p) => (p.health ? [{ name: p.id, check: p.health }] : [])),
+  ];
+}
+
+/** How the HTTP handler answers beyond routing: CORS, list validators, `Vary` for anonymous answers. */
+function httpOf(
+  options: CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>,
+  plugins: readonly CrudkitPlugin[],
+) {
+  return {
+    cors: options.cors ? createCors(options.cors) : undefined,
+    listETags: options.listETags,
+    vary: credentialVary(plugins, options.identify !== undefined),
+  };
 }
 
 /**

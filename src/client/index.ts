@@ -9,6 +9,7 @@ export type {
   ClientResult,
   FetchOptions,
   RequestContext,
+  WriteOptions,
 } from "./request.ts";
 export type { RealtimeEvent, SubscribeOptions } from "./subscribe.ts";
 export type { Client, Fetch, FetchCallOptions, PluginMethod, ResourceClient } from "./types.ts";

@@ -53,6 +53,16 @@ export interface CallOptions<T = unknown> extends FetchOptions<T> {
   idempotencyKey?: string;
 }
 
+/** Options of the writes (create, update, delete). */
+export interface WriteOptions<T = unknown> extends CallOptions<T> {
+  /**
+   * `"minimal"`: the server answers without the record (`Prefer: return=minimal`): `data` is null,
+   * `etag` still says the version written. For sync jobs that do not need the echo.
+   * @default "representation"
+   */
+  returning?: "minimal" | "representation";
+}
+
 export interface ClientOptions extends Callbacks {
   /** Where the API lives, including its base path: `http://localhost:3000/api`. */
   baseURL: string;
@@ -85,6 +95,8 @@ export async function send<T>(
     for (const [key, value] of new Headers(more)) headers.set(key, value);
   }
   if (call.idempotencyKey !== undefined) headers.set("idempotency-key", call.idempotencyKey);
+  const { returning } = call as WriteOptions<T>;
+  if (returning !== undefined) headers.set("prefer", `return=${returning}`);
   const hasBody = spec.body !== undefined;
   if (hasBody && !headers.has("content-type")) headers.set("content-type", "application/json");
   const request: RequestContext = {
@@ -139,7 +151,8 @@ function urlOf(baseURL: string, spec: RequestSpec): string {
 
 async function readJson(response: Response): Promise<{ ok: true; value: unknown } | { ok: false }> {
   const text = await response.text();
-  if (text === "" && response.status === 204) return { ok: true, value: null };
+  // 204, and a create answered with `Prefer: return=minimal` (201 and a Location, no body).
+  if (text === "" && (response.status === 204 || response.status === 201)) return { ok: true, value: null };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {

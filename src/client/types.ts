@@ -12,7 +12,7 @@ import type {
   Resource,
   UpdateInputOf,
 } from "../resource/types.ts";
-import type { CallOptions, ClientResult, FetchOptions } from "./request.ts";
+import type { CallOptions, ClientResult, FetchOptions, WriteOptions } from "./request.ts";
 import type { RealtimeEvent, SubscribeOptions } from "./subscribe.ts";
 
 /**
@@ -59,8 +59,17 @@ interface IfMatchOption {
   ifMatch?: string;
 }
 
+/** A write answered without its record (`Prefer: return=minimal`). */
+type MinimalOptions = WriteOptions<null> & { returning: "minimal" };
+type RepresentationOptions<T> = WriteOptions<T> & { returning?: "representation" };
+
 export interface ResourceClient<R extends AnyResource, All extends AnyResource = R> {
-  create(body: CreateInputOf<R>, options?: CallOptions<RecordOf<R>>): Promise<ClientResult<RecordOf<R>>>;
+  /** With `{ returning: "minimal" }` the server sends no record back: `data` is null, `etag` is set. */
+  create(body: CreateInputOf<R>, options: MinimalOptions): Promise<ClientResult<null>>;
+  create(
+    body: CreateInputOf<R>,
+    options?: RepresentationOptions<RecordOf<R>>,
+  ): Promise<ClientResult<RecordOf<R>>>;
   /** One record; `expand` adds related records beside it: `read(id, { expand: ["author"] })`. */
   read<const E extends ExpandPath<R, All> = never>(
     id: string,
@@ -72,12 +81,18 @@ export interface ResourceClient<R extends AnyResource, All extends AnyResource =
   update(
     id: string,
     body: UpdateInputOf<R>,
-    options?: CallOptions<RecordOf<R>> & IfMatchOption,
+    options: MinimalOptions & IfMatchOption,
+  ): Promise<ClientResult<null>>;
+  update(
+    id: string,
+    body: UpdateInputOf<R>,
+    options?: RepresentationOptions<RecordOf<R>> & IfMatchOption,
   ): Promise<ClientResult<RecordOf<R>>>;
   /** With `ifMatch` (a read's `etag`), only if the record is still that version: otherwise 412. */
+  delete(id: string, options: MinimalOptions & IfMatchOption): Promise<ClientResult<null>>;
   delete(
     id: string,
-    options?: CallOptions<DeleteResult> & IfMatchOption,
+    options?: RepresentationOptions<DeleteResult> & IfMatchOption,
   ): Promise<ClientResult<DeleteResult>>;
   list<const E extends ExpandPath<R, All> = never>(
     query?: ListQueryInput<R, All> & ExpandInput<E>,

@@ -26,6 +26,8 @@ export interface EndpointDefinition<Method extends string, Path extends string, 
   status?: number;
   clientMethod?: Method;
   operationName?: string;
+  /** It answers a page of records, which `crudkit({ listETags: true })` tags (see `Endpoint`). */
+  lists?: boolean;
   /** Schema of the query parameters (values arrive as strings: use `z.coerce`). */
   query?: Query;
   /** Schema of the JSON body. */

@@ -65,6 +65,16 @@ export interface Endpoint<
    * first answer instead of creating it again (resource creates, uploads; see `idempotency()`).
    */
   idempotent?: boolean;
+  /**
+   * Honours `Prefer: return=minimal` (RFC 7240): `created` answers 201 with `Location` and no
+   * body, `changed` answers 204; both keep the record's `ETag` when there is one.
+   */
+  minimal?: "created" | "changed";
+  /**
+   * It answers a page of records: with `crudkit({ listETags: true })` the page gets a weak ETag,
+   * and a GET whose `If-None-Match` names it is a 304.
+   */
+  lists?: boolean;
   /** Answered while the app is still starting (health checks): it needs no migration or plugin. */
   ungated?: boolean;
   /** Name of a top-level client method for this endpoint, reached through `POST /_rpc/<name>`. */

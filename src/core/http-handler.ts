@@ -6,7 +6,10 @@ import type { Cors } from "./cors.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { APIError, toAPIError } from "./errors.ts";
 import { Versioned } from "./etag.ts";
+import type { User } from "./identity.ts";
 import type { InFlight } from "./in-flight.ts";
+import { listTag } from "./list-validator.ts";
+import { minimalResponse, prefersMinimal } from "./prefer.ts";
 import { errorResponse, jsonResponse, PRIVATE, versionedResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
 
@@ -26,6 +29,10 @@ export interface HandlerDeps {
   deps: ContextDeps;
   startup: StartupGate;
   log: (message: string, error: unknown) => void;
+  /** Pages of records get a weak ETag, and a matching `If-None-Match` is a 304 (`crudkit({ listETags })`). */
+  listETags?: boolean;
+  /** The credential headers an anonymous answer depends on, for its `Vary` (see credentialVary). */
+  vary?: string | undefined;
 }
 
 export function createHttpHandler(handler: HandlerDeps): RequestHandler {
@@ -43,9 +50,13 @@ export function createHttpHandler(handler: HandlerDeps): RequestHandler {
  */
 export type StartupGate = () => Promise<void> | undefined;
 
-function answer({ router, deps, startup, log, inFlight, cors }: HandlerDeps): RequestHandler {
+function answer(handler: HandlerDeps): RequestHandler {
+  const { router, deps, startup, log, inFlight, cors, vary } = handler;
+  const listETags = handler.listETags === true;
   return async (request, info) => {
     inFlight.begin();
+    let ctx: HttpContext | undefined;
+    let response: Response;
     try {
       refuseCrossSiteWrite(request, cors);
       const { endpoint, params } = router.match(request.method, pathOf(request.url));
@@ -53,18 +64,61 @@ function answer({ router, deps, startup, log, inFlight, cors }: HandlerDeps): Re
         const starting = startup();
         if (starting) await starting;
       }
-      const ctx = new HttpContext(request, params, deps, info?.ip);
+      ctx = new HttpContext(request, params, deps, info?.ip);
       const result = await endpoint.handler(ctx);
-      // An answer for one user is hers: no shared cache (a proxy, a CDN) may keep or serve it.
-      if (!(result instanceof Response)) return toResponse(endpoint, result, request, ctx.identified);
-      if (ctx.identified && !result.headers.has("cache-control")) privateAnswer(result);
-      return result;
+      const privately = ctx.identified;
+      if (listETags && endpoint.lists && isRead(request)) {
+        response = await taggedPage(result, request, await ctx.getUser(), privately, vary);
+      } else if (!(result instanceof Response)) {
+        response = toResponse(endpoint, result, request, privately, vary);
+      } else {
+        response = result;
+        // An answer for one user is hers: no shared cache (a proxy, a CDN) may keep or serve it.
+        if (privately && !result.headers.has("cache-control")) privateAnswer(result);
+        else if (!privately && vary) varyAnswer(result, vary);
+      }
     } catch (error) {
-      return errorResponse(toAPIError(error, log, deps.driverErrors));
+      const privately = ctx?.identified === true;
+      response = errorResponse(toAPIError(error, log, deps.driverErrors), { privately, vary });
     } finally {
       inFlight.end();
     }
+    return request.method === "HEAD" ? await withoutBody(response) : response;
   };
+}
+
+function isRead(request: Request): boolean {
+  return request.method === "GET" || request.method === "HEAD";
+}
+
+/**
+ * A page of records with its weak ETag (see list-validator.ts), or a 304 when the caller's
+ * `If-None-Match` names it. A page from the read cache arrives as a Response and is read back.
+ */
+async function taggedPage(
+  result: unknown,
+  request: Request,
+  user: User | null,
+  privately: boolean,
+  vary: string | undefined,
+): Promise<Response> {
+  if (result instanceof Response && result.status !== 200) return result;
+  const json = result instanceof Response ? await result.text() : JSON.stringify(result);
+  const query = request.url.indexOf("?");
+  const search = query === -1 ? "" : request.url.slice(query);
+  const etag = listTag(json, user, search);
+  return versionedResponse(json, etag, 200, request.headers.get("if-none-match"), undefined, privately, vary);
+}
+
+/** `Vary` on an anonymous answer built as a Response (a cached page, a download), unless private. */
+function varyAnswer(response: Response, vary: string): void {
+  try {
+    const cacheControl = response.headers.get("cache-control");
+    if (cacheControl?.includes("private") || cacheControl?.includes("no-store")) return;
+    response.headers.append("vary", vary);
+  } catch {
+    // Immutable headers (Response.redirect): nothing a cache keeps per caller.
+  }
 }
 
 function privateAnswer(response: Response): void {
@@ -73,6 +127,21 @@ function privateAnswer(response: Response): void {
   } catch {
     // A Response with immutable headers (Response.redirect): it carries no record.
   }
+}
+
+/**
+ * HEAD: the GET answer's status and headers, `Content-Length` included, and no body. A body with
+ * no length yet (JSON) is measured; a streamed one that states its length (a download, which
+ * skips storage for HEAD) or never ends (an event stream) is cancelled unread.
+ */
+async function withoutBody(response: Response): Promise<Response> {
+  if (!response.body) return response;
+  const headers = new Headers(response.headers);
+  // An event stream never ends: its HEAD is the headers alone.
+  if (headers.has("content-length") || headers.get("content-type")?.startsWith("text/event-stream"))
+    await response.body.cancel();
+  else headers.set("content-length", String((await response.arrayBuffer()).byteLength));
+  return new Response(null, { status: response.status, statusText: response.statusText, headers });
 }
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -118,12 +187,17 @@ export function toResponse(
   result: unknown,
   request?: Request,
   privately = false,
+  vary?: string,
 ): Response {
   if (result instanceof Response) return result;
+  if (endpoint.minimal && request && prefersMinimal(request.headers.get("prefer")))
+    return minimalResponse(endpoint.minimal, result, request, privately ? { "cache-control": PRIVATE } : {});
   const status = endpoint.status ?? 200;
   if (result instanceof Versioned) {
     const ifNoneMatch =
-      result.revalidates && request?.method === "GET" ? request.headers.get("if-none-match") : null;
+      result.revalidates && (request?.method === "GET" || request?.method === "HEAD")
+        ? request.headers.get("if-none-match")
+        : null;
     return versionedResponse(
       JSON.stringify(result.data),
       result.etag,
@@ -131,9 +205,10 @@ export function toResponse(
       ifNoneMatch,
       undefined,
       privately,
+      vary,
     );
   }
-  return jsonResponse(result, status, privately);
+  return jsonResponse(result, status, privately, vary);
 }
 
 /** The path of an absolute URL, without its query, still URL-encoded. */

@@ -1,5 +1,5 @@
 // Maps a path to the endpoints registered on it, one per method, so a known path with the wrong
-// method can answer 405 with `Allow`. Matching is Hono's: RegExpRouter, or TrieRouter for route
+// method can answer 405 with `Allow`. Every GET route answers HEAD too. Matching is Hono's: RegExpRouter, or TrieRouter for route
 // sets RegExpRouter cannot compile (a static segment beside a parameter, like /echo/stats and /echo/:room).
 
 import { RegExpRouter } from "hono/router/reg-exp-router";
@@ -14,6 +14,8 @@ interface PathEntry {
   /** How many `:name` parameters the pattern has. */
   readonly params: number;
   readonly methods: Record<string, Endpoint>;
+  /** HEAD is answered by the GET endpoint unless one was registered for it (RFC 9110 §9.3.2). */
+  headFromGet: boolean;
   allow: string;
 }
 
@@ -37,13 +39,19 @@ export class EndpointRouter {
   add(pattern: string, endpoint: Endpoint): void {
     let entry = this.#entries.get(pattern);
     if (!entry) {
-      entry = { pattern, params: pattern.split(":").length - 1, methods: {}, allow: "" };
+      entry = { pattern, params: pattern.split(":").length - 1, methods: {}, headFromGet: false, allow: "" };
       this.#entries.set(pattern, entry);
       this.#router.add("ALL", pattern, entry);
     }
-    if (entry.methods[endpoint.method])
+    const method: string = endpoint.method;
+    if (entry.methods[method] && !(method === "HEAD" && entry.headFromGet))
       throw new ConfigError(`Two endpoints answer ${endpoint.method} ${pattern}.`);
-    entry.methods[endpoint.method] = endpoint;
+    entry.methods[method] = endpoint;
+    if (method === "HEAD") entry.headFromGet = false;
+    else if (method === "GET" && !entry.methods.HEAD) {
+      entry.methods.HEAD = endpoint;
+      entry.headFromGet = true;
+    }
     entry.allow = Object.keys(entry.methods).join(", ");
   }
 
@@ -53,8 +61,10 @@ export class EndpointRouter {
       [PathEntry, Record<string, number | string>][],
       string[]?,
     ];
+    // HEAD's answer is GET's without the body, error messages included.
+    const named = method === "HEAD" ? "GET" : method;
     const first = handlers[0];
-    if (!first) throw this.#notFound(method, path);
+    if (!first) throw this.#notFound(named, path);
     // Of the paths that answer this method, the most specific (fewest parameters) wins.
     let found = first;
     let fewest = Number.POSITIVE_INFINITY;
@@ -69,7 +79,7 @@ export class EndpointRouter {
     if (!endpoint) {
       throw new APIError(
         "METHOD_NOT_ALLOWED",
-        `${method} is not allowed on ${entry.pattern}; use ${entry.allow}.`,
+        `${named} is not allowed on ${entry.pattern}; use ${entry.allow}.`,
         {
           headers: { allow: entry.allow },
         },

@@ -4,7 +4,7 @@
 // body parser mounted before it has read them (then what it parsed is handed over).
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type Servable, toNodeListener } from "./listener.ts";
+import { type ListenerOptions, type Servable, toNodeListener } from "./listener.ts";
 
 /** What the handler reads of Express's request: Node's, plus what Express and body parsers add. */
 type ExpressRequest = IncomingMessage & { originalUrl?: string; body?: unknown; rawBody?: Buffer };
@@ -15,11 +15,14 @@ type ExpressRequest = IncomingMessage & { originalUrl?: string; body?: unknown; 
  * @example
  * import express from "express";
  * const server = express();
- * server.use("/api", toExpressHandler(app)); // app's basePath is "/api" (the default)
+ * server.use("/api", toExpressHandler(app, { compress: true })); // app's basePath is "/api" (the default)
  * server.listen(3000);
  */
-export function toExpressHandler(app: Servable): (req: IncomingMessage, res: ServerResponse) => void {
-  const listener = toNodeListener(app);
+export function toExpressHandler(
+  app: Servable,
+  options: ListenerOptions = {},
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const listener = toNodeListener(app, options);
   return (incoming, res) => {
     const req = incoming as ExpressRequest;
     if (typeof req.originalUrl === "string") req.url = req.originalUrl;

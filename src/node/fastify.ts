@@ -3,7 +3,7 @@
 // included) and hands the raw request and response to crudkit, whose routes use the full path.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type Servable, toNodeListener } from "./listener.ts";
+import { type ListenerOptions, type Servable, toNodeListener } from "./listener.ts";
 
 /** The little of Fastify's instance the plugin uses, typed here so crudkit never imports Fastify. */
 interface FastifyLike {
@@ -29,8 +29,8 @@ interface FastifyReply {
  * await server.register(crudkitFastify(app), { prefix: "/api" });
  * await server.listen({ port: 3000 });
  */
-export function crudkitFastify(app: Servable) {
-  const listener = toNodeListener(app);
+export function crudkitFastify(app: Servable, options: ListenerOptions = {}) {
+  const listener = toNodeListener(app, options);
   const plugin = async (fastify: FastifyLike) => {
     // Inside this plugin only (Fastify encapsulates it): leave bodies unread for crudkit.
     fastify.removeAllContentTypeParsers();

@@ -5,9 +5,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerClientError } from "./client-error.ts";
 import { coalescingResponse } from "./coalescing-response.ts";
-import { type Servable, toNodeListener } from "./listener.ts";
+import { type ListenerOptions, type Servable, toNodeListener } from "./listener.ts";
 
-export interface ServeOptions {
+export interface ServeOptions extends ListenerOptions {
   /** @default 3000 */
   port?: number;
   /** @default "127.0.0.1" */
@@ -102,7 +102,7 @@ export async function serve(app: Servable, options: ServeOptions = {}): Promise<
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeout),
       ...(limits.coalesceWrites ? { ServerResponse: coalescingResponse() } : {}),
     },
-    toNodeListener(app),
+    toNodeListener(app, { compress: options.compress }),
   );
   server.timeout = limits.idleTimeout;
   server.maxConnections = limits.maxConnections;

@@ -86,6 +86,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
   return defineEndpoint({
     method: "GET",
     path: "/audit/logs",
+    lists: true,
     doc: {
       summary: "Audit entries, newest first",
       tags: ["audit"],

@@ -61,6 +61,7 @@ function historyRoute(app: PluginContext, resource: string) {
   return defineEndpoint({
     method: "GET",
     path: `/${resource}/:id/history` as `/${string}/:id/history`,
+    lists: true,
     operationName: `read${resource.charAt(0).toUpperCase()}${resource.slice(1)}History`,
     doc: {
       summary: `Changes of a ${resource}, newest first`,

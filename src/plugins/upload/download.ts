@@ -16,6 +16,7 @@ export async function downloadResponse(
   storage: StorageAdapter,
   file: DownloadTarget,
   headers: Headers,
+  method = "GET",
 ): Promise<Response> {
   const etag = `"${file.id}-${file.size}"`;
   const common: Record<string, string> = {
@@ -37,8 +38,9 @@ export async function downloadResponse(
       },
     );
   }
-  const stream = await open(storage, file.path, range);
   const length = range ? range.end - range.start + 1 : file.size;
+  // HEAD: the headers a GET would send, without reading the file from storage.
+  const stream = method === "HEAD" ? null : await open(storage, file.path, range);
   return new Response(stream, {
     status: range ? 206 : 200,
     headers: {

@@ -175,7 +175,12 @@ function downloadFile(state: UploadState) {
           ).scope,
         ));
       const record = toRecord(row, state.app.log);
-      return downloadResponse(state.rules.storage, { ...record, path: String(row.path) }, ctx.headers);
+      return downloadResponse(
+        state.rules.storage,
+        { ...record, path: String(row.path) },
+        ctx.headers,
+        ctx.request?.method,
+      );
     },
   } satisfies Endpoint;
 }
@@ -233,6 +238,7 @@ function listFiles(state: UploadState) {
   return {
     method: "GET",
     path: "/upload/files",
+    lists: true,
     clientMethod: "listFiles",
     doc: {
       summary: "List files, newest first",

@@ -18,6 +18,7 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
     path: `/${resource.name}`,
     status: 201,
     operationName: `create${capitalize(resource.name)}`,
+    minimal: "created",
     idempotent: true,
     async handler(ctx) {
       const { user, data: valid, hidden, writeGates } = await admit(rt, ctx, "create");

@@ -20,6 +20,7 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
     method: "DELETE",
     path: `/${resource.name}/:id`,
     operationName: `delete${capitalize(resource.name)}`,
+    minimal: "changed",
     async handler(ctx) {
       const { user, scope, hidden } = await admit(rt, ctx, "delete");
       const ifMatch = ifMatchOf(rt, ctx);

@@ -49,6 +49,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
     method: "GET",
     path: `/${resource.plural}`,
     operationName: `list${capitalize(resource.plural)}`,
+    lists: true,
     async handler(ctx) {
       const admission = await admit(rt, ctx, "list");
       // A caller who may not read a field cannot search, sort or filter on it either.

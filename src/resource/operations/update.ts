@@ -24,6 +24,7 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
     method: "PATCH",
     path: `/${resource.name}/:id`,
     operationName: `update${capitalize(resource.name)}`,
+    minimal: "changed",
     async handler(ctx) {
       const { user, data: valid, scope, hidden, writeGates } = await admit(rt, ctx, "update");
       const ifMatch = ifMatchOf(rt, ctx);

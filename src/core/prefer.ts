@@ -1,0 +1,42 @@
+// `Prefer: return=minimal` (RFC 7240, as PostgREST honours it): a write the caller does not need
+// echoed answers without its body. A sync job sending thousands of records saves the bytes and the
+// serialization; the record's ETag still comes back, so the next conditional write can name it.
+
+import type { Endpoint } from "./endpoint.ts";
+import { Versioned } from "./etag.ts";
+
+/** Whether a `Prefer` header asks for `return=minimal` among its preferences. */
+export function prefersMinimal(prefer: string | null): boolean {
+  if (prefer === null) return false;
+  for (const preference of prefer.split(",")) {
+    const [name] = preference.split(";");
+    if (name!.trim().toLowerCase().replace(/\s+/g, "") === "return=minimal") return true;
+  }
+  return false;
+}
+
+/**
+ * The answer without a body: 201 with `Location` (the created record's URL) for a create, 204
+ * otherwise; `Preference-Applied` says the preference was honoured.
+ */
+export function minimalResponse(
+  kind: NonNullable<Endpoint["minimal"]>,
+  result: unknown,
+  request: Request,
+  privateHeaders: Readonly<Record<string, string>>,
+): Response {
+  const headers: Record<string, string> = { ...privateHeaders, "preference-applied": "return=minimal" };
+  const data = result instanceof Versioned ? result.data : result;
+  if (result instanceof Versioned) headers.etag = result.etag;
+  const id = (data as { id?: unknown } | null)?.id;
+  if (kind === "created" && typeof id === "string")
+    headers.location = `${pathOf(request.url)}/${encodeURIComponent(id)}`;
+  if (kind === "created")
+    return new Response(null, { status: 201, headers: { ...headers, "content-length": "0" } });
+  return new Response(null, { status: 204, headers });
+}
+
+function pathOf(url: string): string {
+  const { pathname } = new URL(url);
+  return pathname.replace(/\/+$/, "");
+}
