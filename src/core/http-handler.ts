@@ -102,12 +102,22 @@ async function taggedPage(
   privately: boolean,
   vary: string | undefined,
 ): Promise<Response> {
-  if (result instanceof Response && result.status !== 200) return result;
+  // Only a JSON page: the list's URL also streams events (`Accept: text/event-stream`).
+  if (
+    result instanceof Response &&
+    (result.status !== 200 || !result.headers.get("content-type")?.startsWith("application/json"))
+  )
+    return result;
   const json = result instanceof Response ? await result.text() : JSON.stringify(result);
   const query = request.url.indexOf("?");
   const search = query === -1 ? "" : request.url.slice(query);
   const etag = listTag(json, user, search);
-  return versionedResponse(json, etag, 200, request.headers.get("if-none-match"), undefined, privately, vary);
+  // A cached page keeps what the cache said about it (`X-Cache`).
+  const kept: Record<string, string> | undefined = result instanceof Response ? {} : undefined;
+  if (result instanceof Response)
+    for (const [name, value] of result.headers)
+      if (name !== "content-type" && name !== "content-length") kept![name] = value;
+  return versionedResponse(json, etag, 200, request.headers.get("if-none-match"), kept, privately, vary);
 }
 
 /** `Vary` on an anonymous answer built as a Response (a cached page, a download), unless private. */

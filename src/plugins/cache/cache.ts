@@ -169,7 +169,8 @@ export function cache(options: CacheOptions = {}) {
 function answer(entry: string, headers: Readonly<Record<string, string>>, read: CachedRead): Response {
   if (!entry.startsWith('"')) return new Response(entry, { headers });
   const end = entry.indexOf('"', 1) + 1;
-  const ifNoneMatch = read.ctx.request?.method === "GET" ? read.ctx.headers.get("if-none-match") : null;
+  const method = read.ctx.request?.method;
+  const ifNoneMatch = method === "GET" || method === "HEAD" ? read.ctx.headers.get("if-none-match") : null;
   return versionedResponse(entry.slice(end), entry.slice(0, end), 200, ifNoneMatch, headers);
 }
 
