@@ -96,5 +96,7 @@ export function noneMatchHolds(header: string, etag: string): boolean {
     // A cache revalidation that cannot be read is answered in full, never refused.
     return false;
   }
-  return tags === "*" || tags.some((t) => t.tag === etag);
+  // Weak comparison: the opaque tags alone, whether either side is marked weak (a page's `W/"…"`).
+  const opaque = etag.startsWith("W/") ? etag.slice(2) : etag;
+  return tags === "*" || tags.some((t) => t.tag === opaque);
 }

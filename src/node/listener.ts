@@ -35,7 +35,7 @@ const MALFORMED = new APIError("BAD_REQUEST", "The request's URL or Host header 
 export interface ListenerOptions {
   /**
    * Compress JSON and text answers for clients that accept it (brotli, gzip), with
-   * `Vary: Accept-Encoding`. Off by default (see the README's "HTTP details" for the measured cost);
+   * `Vary: Accept-Encoding`. Off by default (docs/http.md, "Compression", has the measured cost);
    * a route opts out with `Cache-Control: no-transform`. @default false
    */
   compress?: boolean | CompressOptions;
