@@ -105,12 +105,13 @@ describe("CORS", () => {
     expect(missing.headers.get("access-control-allow-origin")).toBe(ALLOWED);
   });
 
-  it("leaves requests without Origin as they were, and OPTIONS that is no preflight a 405", async () => {
+  it("gives requests without Origin no CORS headers but Vary: Origin, and OPTIONS that is no preflight a 405", async () => {
     const plain = await app.handler(
       new Request("http://api.test/api/notes", { headers: { "x-api-key": "cors-key" } }),
     );
     expect(plain.headers.get("access-control-allow-origin")).toBeNull();
-    expect(plain.headers.get("vary")).toBeNull();
+    // A shared cache must not hand this answer to a browser's request, which needs the CORS headers.
+    expect(plain.headers.get("vary")).toBe("Origin");
     const options = await app.handler(new Request("http://api.test/api/notes", { method: "OPTIONS" }));
     expect(options.status).toBe(405);
   });

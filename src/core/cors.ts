@@ -81,9 +81,11 @@ export function createCors(options: CorsOptions): Cors {
     },
     allowsCredentials: (origin) => credentials && allowed(origin),
     decorate(request, response) {
+      // Vary: Origin on every answer, also to a request without one: a shared cache that kept a
+      // no-Origin answer would hand it to a browser, without the headers it needs.
+      if (!any) response.headers.append("vary", "Origin");
       if (request.headers.get("origin") === null) return response;
       const origin = granted(request);
-      if (!any) response.headers.append("vary", "Origin");
       if (!origin) return response;
       common(response.headers, origin);
       if (expose) response.headers.set("access-control-expose-headers", expose);
