@@ -95,6 +95,8 @@ export interface ExampleOptions {
   cache?: boolean;
   /** Record every write in the audit log. @default true */
   audit?: boolean;
+  /** A weak ETag on every page of records, and 304 for an unchanged one. @default true */
+  listETags?: boolean;
   /**
    * Live changes at /api/<plural>/events (Server-Sent Events), and how many streams one user or
    * one address may hold (crudkit's defaults, 5 and 20, unless given). @default true
@@ -114,6 +116,10 @@ export function createExampleApp(options: ExampleOptions) {
     database: options.database,
     autoMigrate: true,
     resources: [product, order, review],
+    // Pages of records carry a weak ETag, and a client that sends it back gets 304 while the page
+    // is unchanged. Off in crudkit by default, since hashing every page costs list throughput; on
+    // here to show it.
+    listETags: options.listETags !== false,
     // The API reference at /api/docs, from the OpenAPI document at /api/openapi.json.
     docs: true,
     admin: { title: "Example shop admin" },

@@ -4,6 +4,8 @@
 //   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR), MAX_FILE_SIZE (10485760),
 //   CACHE (on; `off` serves every read from the database), AUDIT (on; `off` records no audit log),
 //   REALTIME (on; `off` serves no event streams), MAX_CONNECTIONS (serve()'s default, 1024),
+//   COMPRESS (on; `off` sends every answer uncompressed, as serve() does by default),
+//   LIST_ETAGS (on; `off` puts no ETag on pages of records, as crudkit does by default),
 //   WAIT_FOR_DATABASE (on; `off` exits when the database cannot be reached at startup),
 //   MAX_STREAMS_PER_USER (5) and MAX_STREAMS_PER_ADDRESS (20): event streams one user or address holds,
 //   WEBHOOK_URL and WEBHOOK_SECRET (whsec_…): POST every change there, signed (off when unset);
@@ -40,6 +42,7 @@ const app = startupStep(() =>
     spoolDir: join(dataDir, "spool"),
     cache: process.env.CACHE !== "off",
     audit: process.env.AUDIT !== "off",
+    listETags: process.env.LIST_ETAGS !== "off",
     webhook: process.env.WEBHOOK_URL
       ? {
           url: process.env.WEBHOOK_URL,
@@ -64,6 +67,9 @@ const running = await serve(await withSite(app, uploadDir), {
   hostname,
   maxConnections,
   waitForDatabase: process.env.WAIT_FOR_DATABASE !== "off",
+  // Brotli or gzip for JSON and text of 1 KiB or more. Off in serve() by default (it costs CPU on
+  // every answer); on here, as nothing in front of the example compresses.
+  compress: process.env.COMPRESS !== "off",
 }).catch(exitWith);
 
 console.log(`crudkit example API listening on ${running.url}/api`);
