@@ -13,6 +13,9 @@
 //   reference, webhook delivery rate and delay on SQLite and PostgreSQL, the audit chain's cost
 //   --types: issue 38's bench instead (bench/types.ts): instantiations, check time and memory of a
 //   typed client program against apps of 25, 50, 100 and 200 resources
+//   --http: issue 46's bench instead (bench/http.ts): a 100-record list's bytes identity vs gzip vs
+//   brotli and req/s with compression off vs on, list ETags off vs on (and 304 revalidations) on
+//   100- and 10-record lists, HEAD vs GET; --seed products (at least 100)
 //   --realtime: the realtime bench only (bench/realtime.ts): 1,000 subscribers, 100 writes/s; the
 //   full run (no --only) ends with it too. --subscribers <n> (1000), --rate <writes/s> (100)
 //   --only <text>: just the scenarios whose name contains it, and no 100 MiB upload
@@ -30,6 +33,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { runAdminBench } from "./admin.ts";
+import { runHttpBench } from "./http.ts";
 import { runRealtime } from "./realtime.ts";
 import { runScale } from "./scale.ts";
 import {
@@ -62,6 +66,7 @@ const { values: args } = parseArgs({
     admin: { type: "boolean" },
     webhooks: { type: "boolean" },
     types: { type: "boolean" },
+    http: { type: "boolean" },
     "coalesced-reference": { type: "boolean" },
     source: { type: "boolean" },
     subscribers: { type: "string", default: "1000" },
@@ -441,6 +446,8 @@ const realtimeBench = async () => {
 };
 buildPackage();
 if (args.types) runTypesBench();
+else if (args.http)
+  await runHttpBench({ duration: DURATION, connections: CONNECTIONS, rounds: ROUNDS, seed: SEED });
 else if (args.webhooks) await runWebhooksBench({ rounds: ROUNDS, duration: DURATION });
 else if (args.admin) await runAdminBench({ rows: Number(args.rows ?? 1_000_000), db: args.db });
 else if (args.teams)

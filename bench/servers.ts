@@ -58,6 +58,13 @@ export interface StartOptions {
   webhook?: string;
   /** Whether the API sends the events itself (`off`: it writes them only, as the reference does). @default on */
   webhookDeliver?: "on" | "off";
+  /**
+   * serve()'s compression (the example's COMPRESS). Off unless asked: the reference compresses
+   * nothing, and bench/http.ts measures it on its own. @default "off"
+   */
+  compress?: "on" | "off";
+  /** Weak ETags on lists, crudkit({ listETags }) (the example's LIST_ETAGS), off unless asked likewise. @default "off" */
+  listETags?: "on" | "off";
 }
 
 /** The secret the bench's webhooks are signed with. */
@@ -76,6 +83,8 @@ export async function start(
     maxConnections,
     webhook,
     webhookDeliver = "on",
+    compress = "off",
+    listETags = "off",
   }: StartOptions = {},
 ): Promise<Target> {
   const port = await freePort();
@@ -98,6 +107,8 @@ export async function start(
       ...(webhook
         ? { WEBHOOK_URL: webhook, WEBHOOK_SECRET, WEBHOOK_DELIVER: webhookDeliver, OUTBOX: "on" }
         : {}),
+      COMPRESS: compress,
+      LIST_ETAGS: listETags,
       ...(name === "api" && process.env.CRUDKIT_BENCH_SOURCE !== "on"
         ? { TSX_TSCONFIG_PATH: BUILT_TSCONFIG }
         : {}),

@@ -83,7 +83,7 @@ export function admin(options: AdminOptions = {}): CrudkitPlugin {
           method: "GET",
           path: `${path}/assets/:file`,
           doc: { summary: "The admin page's scripts and styles", ...meta, response: "binary" },
-          handler: async (ctx) => assets.serve(ctx.params.file ?? ""),
+          handler: async (ctx) => assets.serve(ctx.params.file ?? "", ctx.headers),
         },
         {
           method: "GET",

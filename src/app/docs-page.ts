@@ -1,11 +1,14 @@
 // The API reference page: Scalar's standalone bundle, served from its npm package (no CDN), reading
 // the app's own OpenAPI document. Opt-in (`crudkit({ docs: true })`), since the bundle is an
-// optional dependency of several megabytes.
+// optional dependency of several megabytes. The package's file has no build step of ours, so it is
+// compressed (brotli 11, gzip 9) the first time it is asked and kept in memory, all three versions,
+// for the process; each request gets the one its Accept-Encoding takes (src/admin/precompressed.ts).
 
-import { createReadStream, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { Readable } from "node:stream";
+import { compressedOnce } from "../admin/precompressed.ts";
 import type { Endpoint } from "../core/endpoint.ts";
 import { ConfigError } from "../core/errors.ts";
 
@@ -56,6 +59,17 @@ export function docsEndpoints(basePath: string, from = import.meta.url): Endpoin
   </body>
 </html>
 `;
+  // Compressed when it is over 1 KiB (a long basePath or configuration), else sent as it is.
+  const page = compressedOnce(async () => Buffer.from(html), {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+  });
+  const bundle = compressedOnce(() => readFile(script), {
+    "content-type": "text/javascript; charset=utf-8",
+    "cache-control": "public, max-age=86400",
+    "x-content-type-options": "nosniff",
+  });
   return [
     {
       method: "GET",
@@ -67,14 +81,7 @@ export function docsEndpoints(basePath: string, from = import.meta.url): Endpoin
         unlisted: true,
         response: { type: "string" },
       },
-      handler: async () =>
-        new Response(html, {
-          headers: {
-            "content-type": "text/html; charset=utf-8",
-            "content-security-policy": CSP,
-            "x-content-type-options": "nosniff",
-          },
-        }),
+      handler: async (ctx) => page(ctx.headers.get("accept-encoding")),
     },
     {
       method: "GET",
@@ -86,14 +93,7 @@ export function docsEndpoints(basePath: string, from = import.meta.url): Endpoin
         unlisted: true,
         response: "binary",
       },
-      handler: async () =>
-        new Response(Readable.toWeb(createReadStream(script)) as ReadableStream, {
-          headers: {
-            "content-type": "text/javascript; charset=utf-8",
-            "cache-control": "public, max-age=86400",
-            "x-content-type-options": "nosniff",
-          },
-        }),
+      handler: async (ctx) => bundle(ctx.headers.get("accept-encoding")),
     },
   ];
 }

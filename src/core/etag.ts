@@ -51,7 +51,8 @@ interface EntityTag {
 function parseTags(header: string, name: string): "*" | EntityTag[] {
   const trimmed = header.trim();
   if (trimmed === "*") return "*";
-  const parts = trimmed.split(",");
+  // Empty elements (`"a", ,"b",`) are ignored, as RFC 9110 §5.6.1 asks of list headers.
+  const parts = trimmed.split(",").filter((part) => part.trim() !== "");
   if (parts.length > MAX_TAGS)
     throw new APIError("BAD_REQUEST", `${name} lists more than ${MAX_TAGS} entity tags.`);
   const tags: EntityTag[] = [];

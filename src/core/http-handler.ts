@@ -10,7 +10,7 @@ import type { User } from "./identity.ts";
 import type { InFlight } from "./in-flight.ts";
 import { listTag } from "./list-validator.ts";
 import { minimalResponse, prefersMinimal } from "./prefer.ts";
-import { errorResponse, jsonResponse, PRIVATE, versionedResponse } from "./respond.ts";
+import { type AnswerFor, errorResponse, jsonResponse, PRIVATE, versionedResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
 
 /** What the host knows about a request beyond the Request itself. */
@@ -55,8 +55,8 @@ function answer(handler: HandlerDeps): RequestHandler {
   const listETags = handler.listETags === true;
   return async (request, info) => {
     inFlight.begin();
+    const head = request.method === "HEAD";
     let ctx: HttpContext | undefined;
-    let response: Response;
     try {
       refuseCrossSiteWrite(request, cors);
       const { endpoint, params } = router.match(request.method, pathOf(request.url));
@@ -66,24 +66,20 @@ function answer(handler: HandlerDeps): RequestHandler {
       }
       ctx = new HttpContext(request, params, deps, info?.ip);
       const result = await endpoint.handler(ctx);
-      const privately = ctx.identified;
-      if (listETags && endpoint.lists && isRead(request)) {
-        response = await taggedPage(result, request, await ctx.getUser(), privately, vary);
-      } else if (!(result instanceof Response)) {
-        response = toResponse(endpoint, result, request, privately, vary);
-      } else {
-        response = result;
-        // An answer for one user is hers: no shared cache (a proxy, a CDN) may keep or serve it.
-        if (privately && !result.headers.has("cache-control")) privateAnswer(result);
-        else if (!privately && vary) varyAnswer(result, vary);
-      }
+      const answer: AnswerFor = { privately: ctx.identified, vary, head };
+      if (listETags && endpoint.lists && isRead(request))
+        return await taggedPage(result, request, await ctx.getUser(), answer);
+      if (!(result instanceof Response)) return toResponse(endpoint, result, request, answer);
+      // An answer for one user is hers: no shared cache (a proxy, a CDN) may keep or serve it.
+      if (answer.privately && !result.headers.has("cache-control")) privateAnswer(result);
+      else if (!answer.privately && vary) varyAnswer(result, vary);
+      return head ? await withoutBody(result) : result;
     } catch (error) {
       const privately = ctx?.identified === true;
-      response = errorResponse(toAPIError(error, log, deps.driverErrors), { privately, vary });
+      return errorResponse(toAPIError(error, log, deps.driverErrors), { privately, vary, head });
     } finally {
       inFlight.end();
     }
-    return request.method === "HEAD" ? await withoutBody(response) : response;
   };
 }
 
@@ -99,15 +95,14 @@ async function taggedPage(
   result: unknown,
   request: Request,
   user: User | null,
-  privately: boolean,
-  vary: string | undefined,
+  answer: AnswerFor,
 ): Promise<Response> {
   // Only a JSON page: the list's URL also streams events (`Accept: text/event-stream`).
   if (
     result instanceof Response &&
     (result.status !== 200 || !result.headers.get("content-type")?.startsWith("application/json"))
   )
-    return result;
+    return answer.head ? await withoutBody(result) : result;
   const json = result instanceof Response ? await result.text() : JSON.stringify(result);
   const query = request.url.indexOf("?");
   const search = query === -1 ? "" : request.url.slice(query);
@@ -117,7 +112,7 @@ async function taggedPage(
   if (result instanceof Response)
     for (const [name, value] of result.headers)
       if (name !== "content-type" && name !== "content-length") kept![name] = value;
-  return versionedResponse(json, etag, 200, request.headers.get("if-none-match"), kept, privately, vary);
+  return versionedResponse(json, etag, 200, request.headers.get("if-none-match"), kept, answer);
 }
 
 /** `Vary` on an anonymous answer built as a Response (a cached page, a download), unless private. */
@@ -196,12 +191,16 @@ export function toResponse(
   endpoint: Endpoint,
   result: unknown,
   request?: Request,
-  privately = false,
-  vary?: string,
+  answer: AnswerFor = {},
 ): Response {
   if (result instanceof Response) return result;
   if (endpoint.minimal && request && prefersMinimal(request.headers.get("prefer")))
-    return minimalResponse(endpoint.minimal, result, request, privately ? { "cache-control": PRIVATE } : {});
+    return minimalResponse(
+      endpoint.minimal,
+      result,
+      request,
+      answer.privately ? { "cache-control": PRIVATE } : {},
+    );
   const status = endpoint.status ?? 200;
   if (result instanceof Versioned) {
     const ifNoneMatch =
@@ -214,11 +213,10 @@ export function toResponse(
       status,
       ifNoneMatch,
       undefined,
-      privately,
-      vary,
+      answer,
     );
   }
-  return jsonResponse(result, status, privately, vary);
+  return jsonResponse(result, status, answer);
 }
 
 /** The path of an absolute URL, without its query, still URL-encoded. */

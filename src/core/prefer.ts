@@ -10,7 +10,8 @@ export function prefersMinimal(prefer: string | null): boolean {
   if (prefer === null) return false;
   for (const preference of prefer.split(",")) {
     const [name] = preference.split(";");
-    if (name!.trim().toLowerCase().replace(/\s+/g, "") === "return=minimal") return true;
+    // `return=minimal`, also spaced or quoted (`return="minimal"`, RFC 7240 allows both).
+    if (name!.toLowerCase().replace(/[\s"]+/g, "") === "return=minimal") return true;
   }
   return false;
 }

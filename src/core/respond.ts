@@ -9,24 +9,29 @@ export const PRIVATE = "private, no-store";
 const PRIVATE_JSON_HEADERS = { "content-type": "application/json", "cache-control": PRIVATE } as const;
 
 /**
- * `privately`: the answer is for an identified caller (`Cache-Control: private, no-store`). Set
- * here, as the response is built: adding it afterwards would make the host build real Headers.
+ * Who the answer is for and how it goes out, decided as it is built: adding headers or dropping
+ * the body afterwards would make the host build a real Response.
  */
-export function jsonResponse(body: unknown, status = 200, privately = false, vary?: string): Response {
+export interface AnswerFor {
+  /** For an identified caller: `Cache-Control: private, no-store`. */
+  privately?: boolean;
+  /** For an anonymous caller of an app that identifies callers: `Vary` on the credential headers. */
+  vary?: string | undefined;
+  /** A HEAD: the headers with the body's `Content-Length`, and no body. */
+  head?: boolean;
+}
+
+const FOR_ANYONE: AnswerFor = {};
+
+export function jsonResponse(body: unknown, status = 200, answer: AnswerFor = FOR_ANYONE): Response {
   if (body instanceof Versioned)
-    return versionedResponse(
-      JSON.stringify(body.data),
-      body.etag,
-      status,
-      undefined,
-      undefined,
-      privately,
-      vary,
-    );
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: privately ? PRIVATE_JSON_HEADERS : vary ? publicJsonHeaders(vary) : JSON_HEADERS,
-  });
+    return versionedResponse(JSON.stringify(body.data), body.etag, status, undefined, undefined, answer);
+  const headers = answer.privately
+    ? PRIVATE_JSON_HEADERS
+    : answer.vary
+      ? publicJsonHeaders(answer.vary)
+      : JSON_HEADERS;
+  return bodied(JSON.stringify(body), status, headers, answer.head);
 }
 
 const PUBLIC_JSON_HEADERS = new Map<string, Readonly<Record<string, string>>>();
@@ -54,9 +59,9 @@ export function versionedResponse(
   status: number,
   ifNoneMatch?: string | null,
   headers?: Readonly<Record<string, string>>,
-  privately = false,
-  vary?: string,
+  answer: AnswerFor = FOR_ANYONE,
 ): Response {
+  const { privately, vary } = answer;
   if (ifNoneMatch && status === 200 && noneMatchHolds(ifNoneMatch, etag))
     return new Response(null, {
       status: 304,
@@ -71,22 +76,33 @@ export function versionedResponse(
     : privately
       ? { "content-type": JSON_HEADERS["content-type"], etag, "cache-control": PRIVATE }
       : { "content-type": JSON_HEADERS["content-type"], etag };
-  return new Response(json, { status, headers: all });
+  return bodied(json, status, all, answer.head);
 }
 
 /**
- * `caller`: the answer depends on who asked: private for an identified caller, `Vary` on the
+ * `answer`: the error depends on who asked too: private for an identified caller, `Vary` on the
  * credential headers for an anonymous one (a 404 may be a record outside her rows).
  */
-export function errorResponse(
-  error: APIError,
-  caller?: { privately: boolean; vary?: string | undefined },
-): Response {
-  const base = caller?.privately
+export function errorResponse(error: APIError, answer: AnswerFor = FOR_ANYONE): Response {
+  const base = answer.privately
     ? PRIVATE_JSON_HEADERS
-    : caller?.vary
-      ? publicJsonHeaders(caller.vary)
+    : answer.vary
+      ? publicJsonHeaders(answer.vary)
       : JSON_HEADERS;
   const headers = error.headers ? { ...error.headers, ...base } : base;
-  return new Response(JSON.stringify(error.toJSON()), { status: error.status, headers });
+  return bodied(JSON.stringify(error.toJSON()), error.status, headers, answer.head);
+}
+
+const encoder = new TextEncoder();
+
+/** The JSON as the body, or for a HEAD its length alone (RFC 9110 §9.3.2). */
+function bodied(
+  json: string,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  head = false,
+): Response {
+  if (!head) return new Response(json, { status, headers });
+  const length = typeof Buffer === "undefined" ? encoder.encode(json).byteLength : Buffer.byteLength(json);
+  return new Response(null, { status, headers: { ...headers, "content-length": String(length) } });
 }

@@ -7,17 +7,18 @@
 
 import { Readable } from "node:stream";
 import { brotliCompressSync, constants, createBrotliCompress, createGzip, gzipSync } from "node:zlib";
+import { preferredCoding } from "../core/accept-encoding.ts";
 
 export interface CompressOptions {
   /** Smallest body compressed, in bytes: below it the bytes saved do not pay for the work. @default 1024 */
   threshold?: number;
-  /** Brotli quality, 0-11: low is fast, as an answer made per request needs. @default 4 */
+  /** Brotli quality, 0-11: low is fast, as an answer made per request needs. @default 2 */
   brotliQuality?: number;
-  /** Gzip level, 1-9. @default 5 */
+  /** Gzip level, 1-9. @default 3 */
   gzipLevel?: number;
 }
 
-type Encoding = "br" | "gzip";
+const BOTH = ["br", "gzip"] as const;
 
 const TEXT_TYPES =
   /^(?:text\/(?!event-stream)|application\/(?:[\w.+-]*\+)?(?:json|xml|javascript)|image\/svg\+xml)/i;
@@ -30,8 +31,8 @@ export function compressionOf(
   const given = option === true ? {} : option;
   return {
     threshold: given.threshold ?? 1024,
-    brotliQuality: given.brotliQuality ?? 4,
-    gzipLevel: given.gzipLevel ?? 5,
+    brotliQuality: given.brotliQuality ?? 2,
+    gzipLevel: given.gzipLevel ?? 3,
   };
 }
 
@@ -44,24 +45,33 @@ export async function compressed(
   response: Response,
   options: Required<CompressOptions>,
 ): Promise<Response> {
-  if (!compressible(response, request.method === "HEAD")) return response;
+  // A revalidation names what its 200 varies on (RFC 9110 §15.4.5): a cache refreshes its copy's
+  // headers from it.
+  if (response.status === 304) return withVary(response);
+  const head = request.method === "HEAD";
+  if (!compressible(response, head)) return response;
   const stated = response.headers.get("content-length");
   if (stated !== null && Number(stated) < options.threshold) return response;
-  const encoding = chosenEncoding(request.headers.get("accept-encoding"));
+  const encoding = preferredCoding(request.headers.get("accept-encoding"), BOTH);
   const headers = new Headers(response.headers);
+  // Also on the identity copy: another client may be sent a compressed one, and a cache must
+  // tell them apart.
   headers.append("vary", "Accept-Encoding");
-  if (request.method === "HEAD") {
-    if (encoding) {
-      headers.set("content-encoding", encoding);
-      headers.delete("content-length");
-    }
-    return new Response(null, { status: response.status, statusText: response.statusText, headers });
+  if (!encoding) {
+    if (head || stated !== null)
+      return new Response(head ? null : response.body, { status: response.status, headers });
+    const body = await response.arrayBuffer();
+    return new Response(body, {
+      status: response.status,
+      headers: body.byteLength < options.threshold ? response.headers : headers,
+    });
   }
+  headers.set("content-encoding", encoding);
+  // No Content-Length: known only once compressed, which a HEAD never is (RFC 9110 §9.3.2).
+  headers.delete("content-length");
+  if (head) return new Response(null, { status: response.status, statusText: response.statusText, headers });
   if (stated !== null) {
-    // A stream of known length: compressed as it goes, its length unknown until the end.
-    if (!encoding) return new Response(response.body, { status: response.status, headers });
-    headers.set("content-encoding", encoding);
-    headers.delete("content-length");
+    // A stream of known length (a text download): compressed as it goes.
     const zipper =
       encoding === "br"
         ? createBrotliCompress(brotliParams(options))
@@ -80,15 +90,20 @@ export async function compressed(
       statusText: response.statusText,
       headers: response.headers,
     });
-  if (!encoding) return new Response(body, { status: response.status, headers });
   const packed =
     encoding === "br"
       ? brotliCompressSync(body, brotliParams(options))
       : gzipSync(body, { level: options.gzipLevel });
-  // No Content-Length: a HEAD, which never compresses, could not state the same one.
-  headers.set("content-encoding", encoding);
-  headers.delete("content-length");
   return new Response(packed, { status: response.status, headers });
+}
+
+function withVary(response: Response): Response {
+  try {
+    response.headers.append("vary", "Accept-Encoding");
+  } catch {
+    // Immutable headers: a Response.redirect, never a revalidation.
+  }
+  return response;
 }
 
 function compressible(response: Response, head: boolean): boolean {
@@ -112,23 +127,4 @@ function brotliParams(options: Required<CompressOptions>) {
       [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
     },
   };
-}
-
-/** Brotli when the client takes it, else gzip, else none; `q=0` refuses a coding, `*` stands for the rest. */
-export function chosenEncoding(acceptEncoding: string | null): Encoding | undefined {
-  if (!acceptEncoding) return undefined;
-  const weights = new Map<string, number>();
-  for (const part of acceptEncoding.split(",")) {
-    const [name, ...params] = part.trim().toLowerCase().split(";");
-    if (!name) continue;
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
-    const weight = q ? Number(q.slice(2)) : 1;
-    weights.set(name, Number.isFinite(weight) ? weight : 0);
-  }
-  const weightOf = (coding: Encoding) => weights.get(coding) ?? weights.get("*") ?? 0;
-  const br = weightOf("br");
-  const gzip = weightOf("gzip");
-  if (br > 0 && br >= gzip) return "br";
-  if (gzip > 0) return "gzip";
-  return undefined;
 }
