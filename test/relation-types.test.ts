@@ -96,10 +96,14 @@ describe("expanded types", () => {
     expectTypeOf(typed).toBeFunction();
   });
 
-  it("a reverse relation given options but no name goes by the referencing resource's plural", () => {
+  it("a reverse relation declared by options goes by their name, or the referencing resource's plural", () => {
     const note = createResource({
       name: "note",
-      schema: withId({ text: z.string(), userId: references(user, { reverse: { limit: 5 } }) }),
+      schema: withId({
+        text: z.string(),
+        userId: references(user, { reverse: { limit: 5 } }),
+        reviewerId: references(user, { reverse: { name: "reviewed", limit: 3 } }).nullable(),
+      }),
     });
     const notes = crudkit({
       database: { provider: "sqlite", url: ":memory:" },
@@ -110,6 +114,9 @@ describe("expanded types", () => {
       const read = await client.user.read("x", { expand: ["notes", "company"] });
       expectTypeOf(read.data!.notes[0]!.text).toEqualTypeOf<string>();
       expectTypeOf(read.data!.company).toEqualTypeOf<Company | null>();
+      // A name given in the options object is the relation's name.
+      const reviewed = await client.user.read("x", { expand: ["reviewed"] });
+      expectTypeOf(reviewed.data!.reviewed[0]!.text).toEqualTypeOf<string>();
       // Before, such a relation typed as an index signature, and every name was accepted.
       // @ts-expect-error not a relation of user
       await client.user.read("x", { expand: ["nope"] });

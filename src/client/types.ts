@@ -62,10 +62,16 @@ interface IfMatchOption {
 /** A write answered without its record (`Prefer: return=minimal`). */
 type MinimalOptions = WriteOptions<null> & { returning: "minimal" };
 type RepresentationOptions<T> = WriteOptions<T> & { returning?: "representation" };
+/** `returning` known only at run time: the record, or null when it was "minimal". */
+type EitherOptions<T> = WriteOptions<T | null> & { returning: "minimal" | "representation" };
 
 export interface ResourceClient<R extends AnyResource, All extends AnyResource = R> {
   /** With `{ returning: "minimal" }` the server sends no record back: `data` is null, `etag` is set. */
   create(body: CreateInputOf<R>, options: MinimalOptions): Promise<ClientResult<null>>;
+  create(
+    body: CreateInputOf<R>,
+    options: EitherOptions<RecordOf<R>>,
+  ): Promise<ClientResult<RecordOf<R> | null>>;
   create(
     body: CreateInputOf<R>,
     options?: RepresentationOptions<RecordOf<R>>,
@@ -86,10 +92,19 @@ export interface ResourceClient<R extends AnyResource, All extends AnyResource =
   update(
     id: string,
     body: UpdateInputOf<R>,
+    options: EitherOptions<RecordOf<R>> & IfMatchOption,
+  ): Promise<ClientResult<RecordOf<R> | null>>;
+  update(
+    id: string,
+    body: UpdateInputOf<R>,
     options?: RepresentationOptions<RecordOf<R>> & IfMatchOption,
   ): Promise<ClientResult<RecordOf<R>>>;
   /** With `ifMatch` (a read's `etag`), only if the record is still that version: otherwise 412. */
   delete(id: string, options: MinimalOptions & IfMatchOption): Promise<ClientResult<null>>;
+  delete(
+    id: string,
+    options: EitherOptions<DeleteResult> & IfMatchOption,
+  ): Promise<ClientResult<DeleteResult | null>>;
   delete(
     id: string,
     options?: RepresentationOptions<DeleteResult> & IfMatchOption,

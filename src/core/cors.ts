@@ -83,7 +83,14 @@ export function createCors(options: CorsOptions): Cors {
     decorate(request, response) {
       // Vary: Origin on every answer, also to a request without one: a shared cache that kept a
       // no-Origin answer would hand it to a browser, without the headers it needs.
-      if (!any) response.headers.append("vary", "Origin");
+      if (!any) {
+        try {
+          response.headers.append("vary", "Origin");
+        } catch {
+          // Immutable headers (Response.redirect, a fetch() passed on): left as they are.
+          return response;
+        }
+      }
       if (request.headers.get("origin") === null) return response;
       const origin = granted(request);
       if (!origin) return response;

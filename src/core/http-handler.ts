@@ -9,7 +9,7 @@ import { Versioned } from "./etag.ts";
 import type { User } from "./identity.ts";
 import type { InFlight } from "./in-flight.ts";
 import { listTag } from "./list-validator.ts";
-import { minimalResponse, prefersMinimal } from "./prefer.ts";
+import { minimalAnswer, prefersMinimal } from "./prefer.ts";
 import { type AnswerFor, errorResponse, jsonResponse, PRIVATE, versionedResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
 
@@ -67,8 +67,15 @@ function answer(handler: HandlerDeps): RequestHandler {
       ctx = new HttpContext(request, params, deps, info?.ip);
       const result = await endpoint.handler(ctx);
       const answer: AnswerFor = { privately: ctx.identified, vary, head };
-      if (listETags && endpoint.lists && isRead(request))
-        return await taggedPage(result, request, await ctx.getUser(), answer);
+      if (endpoint.minimal && prefersMinimal(request.headers.get("prefer"))) {
+        const headers = answer.privately ? PRIVATE_ONLY : NOTHING;
+        const minimal = await minimalAnswer(endpoint.minimal, result, request, headers);
+        if (minimal) return minimal;
+      }
+      if (listETags && endpoint.lists && isRead(request)) {
+        const tagged = await taggedPage(result, request, await ctx.getUser(), answer);
+        if (tagged) return tagged;
+      }
       if (!(result instanceof Response)) return toResponse(endpoint, result, request, answer);
       // An answer for one user is hers: no shared cache (a proxy, a CDN) may keep or serve it.
       if (answer.privately && !result.headers.has("cache-control")) privateAnswer(result);
@@ -96,13 +103,14 @@ async function taggedPage(
   request: Request,
   user: User | null,
   answer: AnswerFor,
-): Promise<Response> {
-  // Only a JSON page: the list's URL also streams events (`Accept: text/event-stream`).
+): Promise<Response | undefined> {
+  // Only a JSON page: the list's URL also streams events (`Accept: text/event-stream`), which is
+  // answered as any other Response.
   if (
     result instanceof Response &&
     (result.status !== 200 || !result.headers.get("content-type")?.startsWith("application/json"))
   )
-    return answer.head ? await withoutBody(result) : result;
+    return undefined;
   const json = result instanceof Response ? await result.text() : JSON.stringify(result);
   const query = request.url.indexOf("?");
   const search = query === -1 ? "" : request.url.slice(query);
@@ -149,6 +157,9 @@ async function withoutBody(response: Response): Promise<Response> {
   return new Response(null, { status: response.status, statusText: response.statusText, headers });
 }
 
+const PRIVATE_ONLY = { "cache-control": PRIVATE } as const;
+const NOTHING = {} as const;
+
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
@@ -194,13 +205,6 @@ export function toResponse(
   answer: AnswerFor = {},
 ): Response {
   if (result instanceof Response) return result;
-  if (endpoint.minimal && request && prefersMinimal(request.headers.get("prefer")))
-    return minimalResponse(
-      endpoint.minimal,
-      result,
-      request,
-      answer.privately ? { "cache-control": PRIVATE } : {},
-    );
   const status = endpoint.status ?? 200;
   if (result instanceof Versioned) {
     const ifNoneMatch =

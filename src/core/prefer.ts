@@ -1,6 +1,8 @@
 // `Prefer: return=minimal` (RFC 7240, as PostgREST honours it): a write the caller does not need
 // echoed answers without its body. A sync job sending thousands of records saves the bytes and the
 // serialization; the record's ETag still comes back, so the next conditional write can name it.
+// Applied last, at the HTTP handler: what plugins keep of an answer (an idempotency key's first
+// answer) is always the whole representation, whoever asked first and however.
 
 import type { Endpoint } from "./endpoint.ts";
 import { Versioned } from "./etag.ts";
@@ -18,18 +20,32 @@ export function prefersMinimal(prefer: string | null): boolean {
 
 /**
  * The answer without a body: 201 with `Location` (the created record's URL) for a create, 204
- * otherwise; `Preference-Applied` says the preference was honoured.
+ * otherwise; `Preference-Applied` says the preference was honoured. `result` is what the endpoint
+ * (or a plugin around it) answered; an error, or anything but a success, is left to answer as it
+ * is (undefined).
  */
-export function minimalResponse(
+export async function minimalAnswer(
   kind: NonNullable<Endpoint["minimal"]>,
   result: unknown,
   request: Request,
   privateHeaders: Readonly<Record<string, string>>,
-): Response {
+): Promise<Response | undefined> {
+  let data: unknown = result;
+  let etag: string | null = null;
+  if (result instanceof Response) {
+    if (!result.ok) return undefined;
+    etag = result.headers.get("etag");
+    // A plugin's Response (a replayed first answer, a rate limit's headers): its record's id.
+    data = kind === "created" ? await result.json().catch(() => undefined) : undefined;
+    if (result.headers.get("idempotent-replayed") === "true")
+      privateHeaders = { ...privateHeaders, "idempotent-replayed": "true" };
+  } else if (result instanceof Versioned) {
+    data = result.data;
+    etag = result.etag;
+  }
   const headers: Record<string, string> = { ...privateHeaders, "preference-applied": "return=minimal" };
-  const data = result instanceof Versioned ? result.data : result;
-  if (result instanceof Versioned) headers.etag = result.etag;
-  const id = (data as { id?: unknown } | null)?.id;
+  if (etag !== null) headers.etag = etag;
+  const id = (data as { id?: unknown } | null | undefined)?.id;
   if (kind === "created" && typeof id === "string")
     headers.location = `${pathOf(request.url)}/${encodeURIComponent(id)}`;
   if (kind === "created")

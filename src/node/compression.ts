@@ -5,7 +5,7 @@
 // `Cache-Control: no-transform` (how a route turns it off). A body already in memory (every JSON
 // answer) is compressed in one go; a streamed one (a text download) is compressed as it streams.
 
-import { Readable } from "node:stream";
+import { pipeline, Readable } from "node:stream";
 import { brotliCompressSync, constants, createBrotliCompress, createGzip, gzipSync } from "node:zlib";
 import { preferredCoding } from "../core/accept-encoding.ts";
 
@@ -77,10 +77,15 @@ export async function compressed(
         ? createBrotliCompress(brotliParams(options))
         : createGzip({ level: options.gzipLevel });
     const source = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream);
-    return new Response(Readable.toWeb(source.pipe(zipper)) as ReadableStream, {
-      status: response.status,
-      headers,
-    });
+    // pipeline, not pipe: a storage error ends the answer instead of the process, and a client
+    // that goes away closes the file.
+    pipeline(source, zipper, () => {});
+    // The bytes are no longer the stored file's: a range of them (Accept-Ranges, a strong ETag
+    // for If-Range) would not continue this stream (RFC 9110 §8.8.3).
+    headers.delete("accept-ranges");
+    const etag = headers.get("etag");
+    if (etag?.startsWith('"')) headers.set("etag", `W/${etag}`);
+    return new Response(Readable.toWeb(zipper) as ReadableStream, { status: response.status, headers });
   }
   const body = Buffer.from(await response.arrayBuffer());
   // Too small to gain: as it was, without `Vary` (it is never compressed, whoever asks).

@@ -9,7 +9,7 @@ import { type FileRefSpec, markField, type OnDelete, type ReferenceSpec } from "
 export type { OnDelete };
 
 /** How the records pointing at one record are expanded from it (`expand=comments`). */
-export interface ReverseOptions<Name extends string = string> {
+export interface ReverseOptions<Name extends string | undefined = string> {
   /** @default the plural of the referencing resource */
   name?: Name;
   /** Records expanded per parent. @default 10 */
@@ -39,7 +39,9 @@ export interface ReferenceOptions<As extends string | undefined, Reverse extends
   /** The name this field expands under. @default the field's name without its "Id" ending */
   as?: As;
   /** The reverse relation on the referenced resource: a name, or its name, limit and order. */
-  reverse?: Reverse | ReverseOptions<NonNullable<Reverse>>;
+  // `ReverseOptions<Reverse>`, not of `NonNullable<Reverse>`: TypeScript infers a name given in
+  // the object (`{ name: "edited", limit: 3 }`) only through a plain type parameter.
+  reverse?: Reverse | ReverseOptions<Reverse>;
 }
 
 export interface FileRefOptions {
