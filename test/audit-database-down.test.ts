@@ -60,8 +60,10 @@ for (const engine of engines)
       await new Promise((resolve) => receiver?.close(resolve));
       if (dir) await rm(dir, { recursive: true, force: true });
     });
-    const get = async (path: string) => {
-      const res = await app.handler(new Request(`http://local${path}`, { headers: { "x-api-key": KEY } }));
+    const get = async (path: string, method = "GET") => {
+      const res = await app.handler(
+        new Request(`http://local${path}`, { method, headers: { "x-api-key": KEY } }),
+      );
       return { status: res.status, text: await res.text() };
     };
     const create = (name: string) =>
@@ -81,6 +83,8 @@ for (const engine of engines)
           expect(status, `${path}: ${text}`).toBe(503);
           expect(JSON.parse(text).code).toBe("SERVICE_UNAVAILABLE");
           expect(text).not.toMatch(/stack|ECONNREFUSED|connect|\/work\/|\/tmp\//);
+          // HEAD runs the same work (and the log is a tagged page, listETags being on): 503 too.
+          expect((await get(path, "HEAD")).status, `HEAD ${path}`).toBe(503);
         }
         // The dispatcher polls a database that is not there for a while: nothing may crash.
         await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -890,5 +890,5 @@ forEachDialect(
       });
     }
   },
-  ["sqlite", "postgres"],
+  ["sqlite", "postgres", "mysql"],
 );
