@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { apiKey, createResource, crudkit, type DatabaseOptions, references, withId } from "crudkit-api";
 import type { TableDefinition } from "crudkit-api/plugin-kit";
 import { audit } from "crudkit-api/plugins";
+import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { columnsOfRow, entryDigest, GENESIS, linkHash } from "../src/plugins/audit/audit-chain.ts";
@@ -207,7 +208,10 @@ function suite(dialect: TestDialect) {
     await app?.close();
   });
 
-  const rows = () => app.db.selectFrom("audit_logs").selectAll().orderBy("seq").execute();
+  const rows = async () => {
+    await auditPlugin.seal();
+    return app.db.selectFrom("audit_logs").selectAll().orderBy("seq").execute();
+  };
 
   it("verify passes on a busy log written by 8 concurrent writers, in commit order", async () => {
     await Promise.all(Array.from({ length: 8 }, (_, w) => writer(app, w, 3)));
@@ -547,6 +551,7 @@ function suite(dialect: TestDialect) {
     try {
       for (let i = 0; i < 4; i++)
         await upgraded.app.api.createProject({ body: { name: `new ${i}` }, overrideAccess: true });
+      await upgraded.auditPlugin.seal();
       const stored = await upgraded.app.db
         .selectFrom("audit_logs")
         .select(["id", "seq"])
@@ -701,17 +706,17 @@ async function createConcurrently(app: App, writers: number, each: number) {
 }
 
 /**
- * A PostgreSQL database the owner set up (tables, chain, trigger) and a login role that may read
- * and write its tables but create nothing: the app's role in a hardened deployment.
+ * A PostgreSQL database the owner set up (tables, chain, seal function) and a login role that may
+ * read and write its tables but create nothing: the app's role in a hardened deployment.
  */
-async function limitedRole(dialect: TestDialect, options: { revoke?: string; dropTrigger?: boolean }) {
+async function limitedRole(dialect: TestDialect, options: { revoke?: string; dropFunction?: boolean }) {
   const database = await dialect.fresh();
   const owner = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });
   await owner.ready;
   await owner.close();
   const role = `ck_writer_${randomBytes(4).toString("hex")}`;
   const raw = await rawClient("postgres", database.url);
-  if (options.dropTrigger) await raw.run("drop trigger audit_logs_link on audit_logs");
+  if (options.dropFunction) await raw.run("drop function crudkit_audit_seal_v2(integer)");
   await raw.run(`create role ${role} login password 'writer'`);
   await raw.run(`grant usage on schema public to ${role}`);
   await raw.run(`grant select, insert, update, delete on all tables in schema public to ${role}`);
@@ -730,9 +735,10 @@ async function limitedRole(dialect: TestDialect, options: { revoke?: string; dro
   };
 }
 
-// PostgreSQL links entries at COMMIT through a deferred trigger; without the right to create it,
-// the app links in each write instead. Both keep the chain whole.
-describe("audit chain on PostgreSQL: linked at commit", () => {
+// PostgreSQL writes each entry as pending (seq 0) and seals entries just after they commit, in the
+// database; without the right to create the seal function, the app links in each write instead.
+// Both keep the chain whole.
+describe("audit chain on PostgreSQL: sealed after commit", () => {
   forEachDialect(
     (dialect) => {
       const throwing = {
@@ -743,8 +749,18 @@ describe("audit chain on PostgreSQL: linked at commit", () => {
           },
         },
       };
+      const pendingCount = async (app: { db: Kysely<any> }) =>
+        Number(
+          (
+            await app.db
+              .selectFrom("audit_logs")
+              .select((eb) => eb.fn.countAll().as("n"))
+              .where("seq", "<", 0)
+              .executeTakeFirst()
+          )?.n,
+        );
 
-      it("the trigger links every entry; a write rolled back after its entry leaves no gap", async () => {
+      it("the sealer links every committed entry soon after its commit; a rolled-back write leaves no gap", async () => {
         const database = await dialect.fresh();
         const app = crudkit({
           database,
@@ -756,11 +772,9 @@ describe("audit chain on PostgreSQL: linked at commit", () => {
         await app.ready;
         try {
           const raw = await rawClient("postgres", database.url);
-          const [trigger] = await raw.run(
-            "select p.proname from pg_trigger t join pg_proc p on p.oid = t.tgfoid where t.tgname = 'audit_logs_link'",
-          );
+          const [fn] = await raw.run("select prosecdef from pg_proc where proname = 'crudkit_audit_seal_v2'");
           await raw.close();
-          expect(trigger?.proname).toBe("crudkit_audit_link_v1");
+          expect(fn?.prosecdef).toBe(true);
           const make = (name: string) => app.api.createProject({ body: { name }, overrideAccess: true });
           await Promise.all(
             Array.from({ length: 8 }, async (_, w) => {
@@ -770,30 +784,115 @@ describe("audit chain on PostgreSQL: linked at commit", () => {
               }
             }),
           );
-          expect(
-            await app.db.selectFrom("audit_logs").select("seq").where("seq", "is", null).execute(),
-          ).toEqual([]);
+          // Without anyone asking for the head: the sealer, woken by the commits, gets there alone.
+          await expect.poll(() => pendingCount(app), { timeout: 5000 }).toBe(0);
+          const seqs = await app.db.selectFrom("audit_logs").select("seq").orderBy("seq").execute();
+          expect(seqs.map((row) => Number(row.seq))).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
           expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 40, unchained: 0 });
         } finally {
           await app.close();
         }
       });
 
-      it("an entry committed while the trigger was disabled is unlinked: verify fails naming it", async () => {
+      it("the head and verify() cover every write acknowledged before them, sealed or not yet", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({
+          database,
+          autoMigrate: true,
+          resources: [project, task],
+          plugins: [audit({ access: { read: () => true } })],
+        });
+        await app.ready;
+        try {
+          for (let round = 1; round <= 3; round++) {
+            await app.api.createProject({ body: { name: `r${round}` }, overrideAccess: true });
+            const head = await app.handler(new Request("http://localhost/api/audit/head"));
+            expect(await head.json()).toMatchObject({ seq: round });
+          }
+          await app.api.createProject({ body: { name: "last" }, overrideAccess: true });
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 4, head: { seq: 4 } });
+        } finally {
+          await app.close();
+        }
+      });
+
+      it("entries left pending by an instance that stopped before sealing are sealed by another", async () => {
+        const database = await dialect.fresh();
+        const first = crudkit({
+          database,
+          autoMigrate: true,
+          resources: [project, task],
+          plugins: [audit()],
+        });
+        await first.ready;
+        const raw = await rawClient("postgres", database.url);
+        try {
+          // What a crash between a commit and its seal leaves: committed entries still pending.
+          await raw.run("alter function crudkit_audit_seal_v2(integer) rename to crudkit_audit_seal_off");
+          await createConcurrently(first, 2, 3);
+          await first.close();
+          await raw.run("alter function crudkit_audit_seal_off(integer) rename to crudkit_audit_seal_v2");
+          expect(await raw.run("select count(*)::int as n from audit_logs where seq < 0")).toEqual([
+            { n: 6 },
+          ]);
+          const second = crudkit({ database, resources: [project, task], plugins: [audit()], log: () => {} });
+          await second.ready;
+          try {
+            // Its poll finds them, without a write of its own.
+            await expect.poll(() => pendingCount(second), { timeout: 5000 }).toBe(0);
+            expect(await second.audit.verify()).toMatchObject({ ok: true, entries: 6 });
+          } finally {
+            await second.close();
+          }
+        } finally {
+          await raw.close();
+        }
+      });
+
+      it("an entry pending at verify() is sealed first; one edited while pending fails verify, named", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });
+        await app.ready;
+        const raw = await rawClient("postgres", database.url);
+        try {
+          await app.api.createProject({ body: { name: "sealed" }, overrideAccess: true });
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 1 });
+          // An entry written straight into the table as pending, as the app writes them, and then
+          // edited by the database's own client before the sealer links it: its content no
+          // longer matches the digest it entered with.
+          const entry = await raw.run(
+            "insert into audit_logs (id, created_at, resource, operation, record_id, source, seq, hash) " +
+              `values ('edited-while-pending', now(), 'project', 'create', 'x', 'server', -1, '${"a".repeat(64)}') returning id`,
+          );
+          expect(entry).toEqual([{ id: "edited-while-pending" }]);
+          expect(await app.audit.verify()).toMatchObject({
+            ok: false,
+            problem: "edited",
+            at: { seq: 2, id: "edited-while-pending" },
+          });
+        } finally {
+          await raw.close();
+          await app.close();
+        }
+      });
+
+      it("an entry left without a seq by an older version's trigger is unlinked: verify fails naming it", async () => {
         const database = await dialect.fresh();
         const app = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });
         await app.ready;
         const raw = await rawClient("postgres", database.url);
         try {
           await app.api.createProject({ body: { name: "linked" }, overrideAccess: true });
-          await raw.run("alter table audit_logs disable trigger audit_logs_link");
-          const lost = await app.api.createProject({ body: { name: "unlinked" }, overrideAccess: true });
-          await raw.run("alter table audit_logs enable trigger audit_logs_link");
-          const [entry] = await raw.run(`select id from audit_logs where record_id = '${lost.id}'`);
+          // Version 1 wrote entries with no seq and its digest, for a trigger to link at commit:
+          // one that trigger skipped (disabled, session_replication_role) stays outside the proof.
+          await raw.run(
+            "insert into audit_logs (id, created_at, resource, operation, source, hash) " +
+              `values ('skipped', now(), 'project', 'create', 'server', '${"b".repeat(64)}')`,
+          );
           expect(await app.audit.verify()).toMatchObject({
             ok: false,
             problem: "unlinked",
-            at: { id: entry!.id },
+            at: { id: "skipped" },
             unchained: 0,
           });
           // Retention does not take it for an entry from before the chain.
@@ -806,7 +905,7 @@ describe("audit chain on PostgreSQL: linked at commit", () => {
         }
       });
 
-      it("the app's role needs no right to update audit entries: the trigger runs as its owner", async () => {
+      it("the app's role needs no right to update audit entries: the seal function runs as its owner", async () => {
         const writer = await limitedRole(dialect, {
           revoke: "revoke update, delete on audit_logs, audit_chain",
         });
@@ -826,8 +925,8 @@ describe("audit chain on PostgreSQL: linked at commit", () => {
         }
       });
 
-      it("without the right to create the trigger, entries are linked in the write: the chain verifies", async () => {
-        const writer = await limitedRole(dialect, { dropTrigger: true });
+      it("without the right to create the seal function, entries are linked in the write: the chain verifies", async () => {
+        const writer = await limitedRole(dialect, { dropFunction: true });
         const logged: string[] = [];
         const app = crudkit({
           database: { provider: "postgres", url: writer.url },
@@ -838,16 +937,48 @@ describe("audit chain on PostgreSQL: linked at commit", () => {
         try {
           await app.ready;
           expect(logged.join("\n")).toMatch(
-            /could not create the trigger that links audit entries at commit/,
+            /could not create the function that seals audit entries after commit/,
           );
           await createConcurrently(app, 8, 5);
           expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 40, unchained: 0 });
-          expect(await writer.raw.run("select 1 from pg_trigger where tgname = 'audit_logs_link'")).toEqual(
-            [],
-          );
+          expect(await writer.raw.run("select count(*)::int as n from audit_logs where seq < 0")).toEqual([
+            { n: 0 },
+          ]);
         } finally {
           await app.close();
           await writer.drop();
+        }
+      });
+
+      it("a database that still has version 1's trigger keeps one chain with it", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });
+        await app.ready;
+        const raw = await rawClient("postgres", database.url);
+        try {
+          await createConcurrently(app, 2, 2);
+          // An older instance still running: it writes entries with no seq, and its deferred
+          // trigger links them at commit, moving the same head under the same lock.
+          await raw.run(`create function crudkit_audit_link_v1() returns trigger language plpgsql as $$
+            declare moved record;
+            begin
+              update audit_chain set seq = seq + 1,
+                hash = encode(sha256(convert_to(hash || ':' || (seq + 1)::text || ':' || new.hash, 'UTF8')), 'hex')
+                where id = 'audit' returning seq, hash into moved;
+              update audit_logs set seq = moved.seq, hash = moved.hash where id = new.id;
+              return null;
+            end $$`);
+          await raw.run(`create constraint trigger audit_logs_link after insert on audit_logs
+            deferrable initially deferred for each row when (new.seq is null and new.hash is not null)
+            execute function crudkit_audit_link_v1()`);
+          const old = crudkit({ database, resources: [project, task], plugins: [audit()], log: () => {} });
+          await old.ready;
+          await Promise.all([createConcurrently(app, 4, 3), createConcurrently(old, 4, 3)]);
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 28, unchained: 0 });
+          await old.close();
+        } finally {
+          await raw.close();
+          await app.close();
         }
       });
     },

@@ -191,6 +191,8 @@ for (const engine of engines) {
         ).map((r) => r.record_id),
       );
       expect(acknowledged.filter((id) => !audited.has(id))).toEqual([]);
+      // And chained: entries written around each restart (PostgreSQL seals them after commit) too.
+      expect(await app.audit.verify()).toMatchObject({ ok: true, unchained: 0 });
       await server.close();
       await app.close();
     }, 150_000);

@@ -1,14 +1,14 @@
 // The audit log's hash chain: each entry stores its `seq` and
 // `hash = SHA-256(previous hash ‖ ":" ‖ seq ‖ ":" ‖ digest)`, where the digest is the SHA-256 of the
-// entry's canonical JSON. A one-row head table, `audit_chain`, holds the last seq and hash, and
-// moving it on locks it until the write commits, so the chain follows commit order with any number
-// of writers and instances. On PostgreSQL a deferred trigger moves it at COMMIT, inside the
-// database (audit-link-trigger.ts): the head is held for the commit alone, not for the round trips
-// of the rest of the write. Elsewhere the writer below locks it in the write (SQLite's writes run
-// one at a time anyway). The entry enters the link by its digest so that SQL can compute the link.
+// entry's canonical JSON. A one-row head table, `audit_chain`, holds the last seq and hash. On
+// MariaDB and SQLite the writer below moves it on in the write, locked until the write commits, so
+// the chain follows commit order with any number of writers and instances (SQLite's writes run one
+// at a time anyway). On PostgreSQL a write inserts its entry as pending and a sealer links entries
+// just after they commit, in the order they became visible (audit-seal-function.ts): no writer
+// waits for another's commit. The entry enters the link by its digest so that SQL can compute it.
 
 import { createHash } from "node:crypto";
-import type { Kysely } from "kysely";
+import type { Kysely, RawBuilder } from "kysely";
 import { canonicalJson } from "../../core/canonical-json.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import {
@@ -200,15 +200,30 @@ export interface ChainWriter {
  */
 export function insertingWriter(
   app: PluginContext,
-  link: (entry: AuditEntry) => { seq: null; hash: string } | null,
+  /** The entry's link: a pending one (its digest, sealed later) or none. */
+  link: (entry: AuditEntry) => { seq: number | null; hash: string } | null,
+  /**
+   * PostgreSQL's pending entries: the hash the database makes of the digest and the entry's
+   * position in its transaction (audit-seal-function.ts).
+   */
+  pendingHash?: (digest: unknown, position: unknown) => RawBuilder<string>,
 ): ChainWriter {
   let insert: QueryTemplate | undefined;
+  // Entries written so far by each open transaction: the next one's position.
+  const written = new WeakMap<Kysely<any>, number>();
   return {
     async append(db, entry) {
       const row = toRow(entry, app.profile, link(entry));
+      const column = (c: string) =>
+        c === "hash" && pendingHash ? pendingHash(slot("hash"), slot("position")) : slot(c);
       insert ??= compileTemplate(
-        app.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, slot(c)]))),
+        app.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, column(c)]))),
       );
+      if (pendingHash) {
+        const position = written.get(db) ?? 0;
+        if (db.isTransaction) written.set(db, position + 1);
+        row.position = position;
+      }
       await runTemplate(db, insert, row);
     },
   };

@@ -13,7 +13,12 @@ export interface AuditHead {
   hash: string;
 }
 
-export function auditHeadRoute(app: PluginContext, rule: AuditAccessRule | undefined) {
+export function auditHeadRoute(
+  app: PluginContext,
+  rule: AuditAccessRule | undefined,
+  /** Links what committed before the request (PostgreSQL's sealer), so the head covers it. */
+  sealed: () => Promise<void>,
+) {
   return defineEndpoint({
     method: "GET",
     path: "/audit/head",
@@ -36,6 +41,7 @@ export function auditHeadRoute(app: PluginContext, rule: AuditAccessRule | undef
           "Access denied: the audit chain's head covers every entry, and the read rule of audit logs lets this caller read only some (it answers a filter).",
         );
       for (const key of Object.keys(ctx.query)) throw unknownParameter(key);
+      await sealed();
       const head = await readHead(ctx.db);
       if (!head)
         throw new APIError(

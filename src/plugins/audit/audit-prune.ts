@@ -29,7 +29,7 @@ export async function pruneOlderThan(app: PluginContext, cutoff: Date): Promise<
   const kept = await app.db
     .selectFrom(AUDIT_LOGS)
     .select((eb) => eb.fn.min("seq").as("seq"))
-    .where("seq", "is not", null)
+    .where("seq", ">=", head.firstSeq)
     .where("seq", "<=", head.seq)
     .where("created_at", ">=", before)
     .executeTakeFirst();
@@ -63,7 +63,12 @@ function pruneBatch(app: PluginContext, last: number): Promise<number | undefine
       );
       return undefined;
     }
-    const result = await trx.deleteFrom(AUDIT_LOGS).where("seq", "<=", end.seq).executeTakeFirst();
+    // From the kept chain's start: pending entries (seq 0, sealed later) are not in it yet.
+    const result = await trx
+      .deleteFrom(AUDIT_LOGS)
+      .where("seq", ">=", first)
+      .where("seq", "<=", end.seq)
+      .executeTakeFirst();
     await trx
       .updateTable(AUDIT_CHAIN)
       .set({ first_seq: Number(end.seq) + 1, first_prev: String(end.hash) })

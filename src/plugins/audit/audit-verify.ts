@@ -85,7 +85,7 @@ export async function verifyChain(app: PluginContext, options: VerifyOptions = {
         unchained,
         at: { seq: 0, id: unlinked },
         problem: "unlinked",
-        message: `Entry ${unlinked} was committed without its link (no seq): the trigger that links entries at commit (audit_logs_link) was disabled, dropped or skipped outside crudkit.`,
+        message: `Entry ${unlinked} was committed without its link (no seq): the trigger by which version 1 linked entries at commit (audit_logs_link) was disabled, dropped or skipped outside crudkit.`,
       };
     const report = await walk(app, head, unchained, { pageSize, anchor });
     if (report.ok || attempt === 3) return report;
@@ -232,7 +232,8 @@ interface Key {
 
 /** Chained entries after `after` (all from the start without it) up to seq `last`, in (seq, id) order. */
 function page(db: Kysely<any>, after: Key | undefined, last: number, limit: number): Promise<Row[]> {
-  let query = db.selectFrom(AUDIT_LOGS).selectAll().where("seq", "is not", null).where("seq", "<=", last);
+  // Pending entries (a negative seq: PostgreSQL's sealer links them) are not in the chain yet.
+  let query = db.selectFrom(AUDIT_LOGS).selectAll().where("seq", ">", 0).where("seq", "<=", last);
   if (after)
     query = query.where((eb) =>
       eb.or([eb("seq", ">", after.seq), eb.and([eb("seq", "=", after.seq), eb("id", ">", after.id)])]),
@@ -252,9 +253,10 @@ async function countUnchained(db: Kysely<any>): Promise<number> {
 }
 
 /**
- * A committed entry that carries its digest but was never linked: PostgreSQL's trigger links each
- * entry as its write commits, so one left over means the trigger was disabled, dropped or skipped
- * (`session_replication_role`) outside crudkit, and the entry sits outside the chain's proof.
+ * A committed entry that carries its digest but no seq was never linked: version 1's trigger
+ * linked such entries as their write committed (the sealer's pending entries have seq -1), so one
+ * left over means that trigger was disabled, dropped or skipped (`session_replication_role`)
+ * outside crudkit, and the entry sits outside the chain's proof.
  */
 async function firstUnlinked(db: Kysely<any>): Promise<string | undefined> {
   const row = await db

@@ -18,9 +18,10 @@ import {
 } from "./audit-chain.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { auditHeadRoute } from "./audit-head-route.ts";
-import { ensureLinkTrigger } from "./audit-link-trigger.ts";
 import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
 import { pruneOlderThan } from "./audit-prune.ts";
+import { ensureSealFunction, PENDING_SEQ, pendingHash } from "./audit-seal-function.ts";
+import { type ChainSealer, chainSealer } from "./audit-sealer.ts";
 import { auditLogsTable, scopedAuditLogsTable } from "./audit-table.ts";
 import { type ChainReport, type VerifyOptions, verifyChain } from "./audit-verify.ts";
 import { historyRoutes } from "./history-route.ts";
@@ -38,10 +39,10 @@ export interface AuditOptions {
    */
   retentionDays?: number;
   /**
-   * Chains entries by hash, so `verify()` finds one edited, deleted or reordered. Each audited
-   * write moves the chain's head row on, locked until it commits (on PostgreSQL only for the commit
-   * itself): with many concurrent writers that costs write throughput (docs/plugins/audit.md, "A
-   * tamper-evident chain"). @default true
+   * Chains entries by hash, so `verify()` finds one edited, deleted or reordered. On PostgreSQL
+   * entries are linked just after they commit, by a sealer; elsewhere each audited write moves the
+   * chain's head row on, locked until it commits, which costs concurrent writers throughput
+   * (docs/plugins/audit.md, "A tamper-evident chain"). @default true
    */
   chain?: boolean;
   /** Who may read GET /audit/logs. Denied when unset. */
@@ -90,8 +91,10 @@ export function audit(options: AuditOptions = {}) {
   // The chain's statements are compiled once; each entry only binds its values (it runs on every write).
   let chain: ChainWriter | undefined;
   const chained = options.chain !== false;
-  // PostgreSQL links entries at commit, in the database, when its trigger could be made (init).
-  let linkAtCommit = false;
+  // PostgreSQL seals entries after commit, in the database, when its function could be made (init).
+  let sealer: ChainSealer | undefined;
+  // Audited writes of this instance since the sealer last ran: it is woken after commits only then.
+  let unsealed = false;
   const record = async (ctx: HookContext, change: EntryChange) => {
     const path = scopePath(ctx.resource);
     if (path) {
@@ -104,12 +107,20 @@ export function audit(options: AuditOptions = {}) {
     const entry = buildEntry(ctx, change, entryOptions);
     chain ??= !chained
       ? insertingWriter(app!, () => null)
-      : linkAtCommit
-        ? insertingWriter(app!, (e) => ({ seq: null, hash: entryDigest(columnsOfEntry(e)) }))
+      : sealer
+        ? insertingWriter(
+            app!,
+            (e) => ({ seq: PENDING_SEQ, hash: entryDigest(columnsOfEntry(e)) }),
+            pendingHash,
+          )
         : chainWriter(app!);
     // ctx.db is the write's transaction: the entry, and the chain's head it moves on, commit or
     // roll back with the change.
     await chain.append(ctx.db, entry);
+    if (!sealer) return;
+    // A recorded read's entry committed in append(); a write's commits with it (afterWriteCommit).
+    if (ctx.db.isTransaction) unsealed = true;
+    else sealer.wake();
   };
 
   const hooks: AnyResourceHooks = {};
@@ -123,11 +134,19 @@ export function audit(options: AuditOptions = {}) {
     hooks.afterDelete = (ctx) => record(ctx, { operation: "delete", recordId: ctx.id, before: ctx.previous });
   if (operations.has("read")) hooks.afterRead = (ctx) => record(ctx, { operation: "read", recordId: ctx.id });
   if (operations.has("list")) hooks.afterList = (ctx) => record(ctx, { operation: "list", recordId: null });
+  if (chained)
+    hooks.afterWriteCommit = () => {
+      if (!unsealed) return;
+      unsealed = false;
+      sealer?.wake();
+    };
 
   /** Deletes entries older than `retentionDays`; returns how many went. */
   async function prune(): Promise<number> {
     if (!app) throw new Error("audit(): prune() needs the app to be ready (await app.ready).");
     if (retentionDays === undefined) return 0;
+    // Pending entries are sealed first: a prune goes from the chain's start, by seq.
+    await sealer?.drain();
     return pruneOlderThan(app, new Date(Date.now() - retentionDays * DAY));
   }
 
@@ -139,7 +158,22 @@ export function audit(options: AuditOptions = {}) {
     if (!app) throw new Error("audit(): verify() needs the app to be ready (await app.ready).");
     if (!chained)
       throw new ConfigError("audit({ chain: false }) keeps no hash chain: there is nothing to verify.");
-    return verifyChain(app, options);
+    // What cannot be sealed now (the head row gone, say: the walk reports it) is left pending.
+    const context = app;
+    await sealer
+      ?.drain()
+      .catch((error) => context.log("audit(): verify() could not seal pending entries first", error));
+    return verifyChain(context, options);
+  }
+
+  /**
+   * Links every entry committed so far into the chain. PostgreSQL seals entries a few milliseconds
+   * after they commit (`verify()`, `prune()` and GET /audit/head seal first); elsewhere each entry
+   * is linked in its write and there is nothing to do.
+   */
+  async function seal(): Promise<void> {
+    if (!app) throw new Error("audit(): seal() needs the app to be ready (await app.ready).");
+    await sealer?.drain();
   }
 
   return {
@@ -148,14 +182,18 @@ export function audit(options: AuditOptions = {}) {
     hooks,
     endpoints: (context: PluginContext) => [
       auditLogsRoute(context, options.access?.read),
-      ...(chained ? [auditHeadRoute(context, options.access?.read)] : []),
+      ...(chained ? [auditHeadRoute(context, options.access?.read, async () => await sealer?.drain())] : []),
       ...historyRoutes(context),
     ],
     async init(context: PluginContext) {
       app = context;
       if (chained) await ensureHead(context.db);
-      if (chained && context.profile.name === "postgres")
-        linkAtCommit = await ensureLinkTrigger(context.db, context.log);
+      if (
+        chained &&
+        context.profile.name === "postgres" &&
+        (await ensureSealFunction(context.db, context.log))
+      )
+        sealer = chainSealer(context.db, context.log, context.profile.errors.unavailable);
       if (retentionDays === undefined) return;
       await prune();
       timer = setInterval(
@@ -164,10 +202,12 @@ export function audit(options: AuditOptions = {}) {
       );
       timer.unref();
     },
-    close() {
+    async close() {
       clearInterval(timer);
+      await sealer?.close();
     },
     prune,
+    seal,
     verify,
   };
 }

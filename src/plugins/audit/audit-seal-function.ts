@@ -1,0 +1,171 @@
+// PostgreSQL links audit entries just after they commit, in the database. A write inserts its
+// entry as pending and takes no lock at all: its `seq` is -1, and its `hash` says where it goes
+// (below) and holds its digest. The sealer
+// (audit-sealer.ts) then calls the function below, which locks the head row, gives every pending
+// entry it can see its seq and link, and moves the head on, in one short transaction. Writers never
+// wait for each other at commit, where a head locked in each write (or at each commit) makes every
+// writer queue behind the one committing: 8 writers kept 0.66 of their throughput that way.
+//
+// The order: a transaction takes a number from a sequence when it writes its first entry, and
+// its entries are numbered in the order it writes them (by the app: audit-chain.ts); the sealer takes what committed, by
+// transaction number, then by position. So a transaction's entries stay together, in the order
+// written (a cascade's children, then its parent), and a record's changes are chained in the
+// order they committed: a write waits for the record's previous writer to commit before it writes
+// its own entry, so it takes a later number. Unrelated transactions that committed between two
+// seals are chained in the order they began writing entries, not the order they committed.
+//
+// Version 1 linked entries in a deferred trigger at COMMIT. Such a trigger is left in place when
+// found: it fires only for entries without a seq, which older instances still write while they
+// run, and it moves the same head under the same lock, so both kinds of instance keep one chain.
+
+import { type Kysely, type RawBuilder, sql } from "kysely";
+import { AUDIT_CHAIN, HEAD_ID } from "./audit-chain.ts";
+import { AUDIT_LOGS } from "./audit-table.ts";
+
+/**
+ * The function's version, in its name: a new body gets a new number, never a new body under an old
+ * name. An instance finding a newer one leaves it and links in its writes instead.
+ */
+const VERSION = 2;
+export const SEAL_FUNCTION = `crudkit_audit_seal_v${VERSION}`;
+/** A pending entry's hash: its place in the order, `:`, its digest (see pendingHash). */
+const PENDING_FUNCTION = `crudkit_audit_pending_v${VERSION}`;
+/** Transaction numbers, taken when a transaction writes its first entry. */
+const PENDING_ORDER = "crudkit_audit_pending_order";
+const NAME_PATTERN = "crudkit_audit_seal_v%";
+
+/** The `seq` of every pending entry: one value, which the seq index keeps compact. */
+export const PENDING_SEQ = -1;
+/** Entries one transaction may write: 2^24, so that the places of two never overlap. */
+const POSITIONS = 16777216;
+
+/**
+ * A pending entry's `hash`: its place, `transaction number × 2^24 + position`, as 16 hex digits
+ * (so that text order is number order), then `:` and its digest, as `00000000a3000002:9f86d0…`.
+ * The sealer sorts by it.
+ */
+export function pendingHash(digest: unknown, position: unknown): RawBuilder<string> {
+  return sql<string>`${sql.id(PENDING_FUNCTION)}(${position}, ${digest})`;
+}
+
+class NewerFunction extends Error {}
+
+/** The highest version of the seal function in the database; undefined without one. */
+async function installedVersion(db: Kysely<any>): Promise<number | undefined> {
+  const rows = (
+    await sql<{ name: string }>`select proname as name from pg_proc
+      where proname like ${NAME_PATTERN} and pronamespace = (
+        select relnamespace from pg_class where oid = to_regclass(${AUDIT_LOGS}))`.execute(db)
+  ).rows;
+  const versions = rows.map((row) => Number(/^crudkit_audit_seal_v(\d+)$/.exec(row.name)?.[1] ?? 0));
+  return versions.length ? Math.max(...versions) : undefined;
+}
+
+/**
+ * Makes the seal function when missing (under an advisory lock: instances start together).
+ * Answers false when the database refuses (no right to create it) or holds a newer version: the
+ * caller then links in the write instead, which holds the head longer and is as sound.
+ */
+export async function ensureSealFunction(
+  db: Kysely<any>,
+  log: (message: string, error: unknown) => void,
+): Promise<boolean> {
+  const installed = await installedVersion(db);
+  if (installed === VERSION) return true;
+  try {
+    if (installed !== undefined && installed > VERSION) throw new NewerFunction();
+    await db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext(${SEAL_FUNCTION}))`.execute(trx);
+      const current = await installedVersion(trx);
+      if (current === VERSION) return;
+      if (current !== undefined && current > VERSION) throw new NewerFunction();
+      await createFunction(trx);
+    });
+    return true;
+  } catch (error) {
+    log(
+      error instanceof NewerFunction
+        ? `audit(): a newer crudkit seals audit entries on this database (function ${NAME_PATTERN}); this instance links in each write instead`
+        : `audit(): could not create the function that seals audit entries after commit (${SEAL_FUNCTION}); linking in each write instead, which holds the chain's head longer`,
+      error instanceof NewerFunction ? undefined : error,
+    );
+    return false;
+  }
+}
+
+/**
+ * The pending function, and the seal function: it seals up to `batch` pending entries, oldest first, and answers how many. It
+ * runs as its owner (`security definer`), so the app's role needs no right to update audit entries,
+ * only to insert them; its search path is fixed to the tables' schema, so no other schema of the
+ * caller's can stand in for them. Each statement of a PL/pgSQL function sees what committed before
+ * it, so the pending entries are read after the head's lock is granted: every entry committed
+ * before that is sealed by this call or was by an earlier one.
+ */
+async function createFunction(trx: Kysely<any>): Promise<void> {
+  const [home] = (
+    await sql<{ schema: string }>`select n.nspname as schema from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace where c.oid = to_regclass(${AUDIT_LOGS})`.execute(trx)
+  ).rows;
+  if (!home) throw new Error(`audit(): table ${AUDIT_LOGS} not found`);
+  await sql`create sequence if not exists ${sql.id(PENDING_ORDER)}`.execute(trx);
+  // As its owner too: the app's role needs no right to the sequence. The transaction's number is
+  // kept in a transaction-local setting: it goes with the transaction.
+  await sql`create or replace function ${sql.id(PENDING_FUNCTION)}(entry_position bigint, digest text) returns text
+    language plpgsql security definer set search_path = ${sql.id(home.schema)}, pg_temp as $body$
+    declare
+      txn bigint := nullif(current_setting('crudkit.audit_transaction', true), '')::bigint;
+    begin
+      if txn is null then
+        txn := nextval(${sql.lit(PENDING_ORDER)});
+        perform set_config('crudkit.audit_transaction', txn::text, true);
+      end if;
+      if entry_position < 0 or entry_position >= ${sql.lit(POSITIONS)} then
+        raise exception 'audit(): an entry''s position in its transaction must be below ${sql.raw(String(POSITIONS))}';
+      end if;
+      return lpad(to_hex(txn * ${sql.lit(POSITIONS)} + entry_position), 16, '0') || ':' || digest;
+    end
+  $body$`.execute(trx);
+  // The link is SHA-256 of "previous:seq:digest", as linkHash() computes it in verify().
+  // Its statements read by index whatever the table's statistics say: a new table has none, and a
+  // plan made then (a scan of the whole log for a few pending entries) would be kept.
+  await sql`create or replace function ${sql.id(SEAL_FUNCTION)}(batch integer) returns integer
+    language plpgsql security definer set search_path = ${sql.id(home.schema)}, pg_temp
+    set enable_seqscan = off as $body$
+    declare
+      last_seq bigint;
+      last_hash text;
+      pending record;
+      txn text;
+      ids text[] := '{}';
+      seqs bigint[] := '{}';
+      hashes text[] := '{}';
+    begin
+      select seq, hash into last_seq, last_hash from ${sql.table(AUDIT_CHAIN)}
+        where id = ${sql.lit(HEAD_ID)} for update;
+      if not found then
+        raise exception 'audit(): the chain''s head row (table ${sql.raw(AUDIT_CHAIN)}) is missing; restart the app.';
+      end if;
+      -- In place order; the loop stops once the batch is full, at the end of a transaction's
+      -- entries, so that a transaction's entries are sealed together.
+      for pending in select id, split_part(hash, ':', 1) as place, split_part(hash, ':', 2) as digest
+          from ${sql.table(AUDIT_LOGS)} where seq = ${sql.lit(PENDING_SEQ)} order by hash collate "C" loop
+        -- The first 10 hex digits are the transaction's number.
+        exit when cardinality(ids) >= batch and left(pending.place, 10) <> txn;
+        txn := left(pending.place, 10);
+        last_seq := last_seq + 1;
+        last_hash := encode(sha256(convert_to(last_hash || ':' || last_seq::text || ':' || pending.digest, 'UTF8')), 'hex');
+        ids := ids || pending.id::text;
+        seqs := seqs || last_seq;
+        hashes := hashes || last_hash;
+      end loop;
+      if cardinality(ids) = 0 then
+        return 0;
+      end if;
+      -- One statement for the batch: an update per entry costs a statement's overhead each.
+      update ${sql.table(AUDIT_LOGS)} as logged set seq = link.seq, hash = link.hash
+        from unnest(ids, seqs, hashes) as link(id, seq, hash) where logged.id = link.id;
+      update ${sql.table(AUDIT_CHAIN)} set seq = last_seq, hash = last_hash where id = ${sql.lit(HEAD_ID)};
+      return cardinality(ids);
+    end
+  $body$`.execute(trx);
+}
