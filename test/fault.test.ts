@@ -7,7 +7,7 @@ import { createResource, crudkit } from "crudkit-api";
 import { type RunningServer, serve } from "crudkit-api/node";
 import { audit } from "crudkit-api/plugins";
 import { type Kysely, sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openProduct, productSchema } from "./fixtures.ts";
 import { type OwnServer, ownMariadb, ownPostgres, ownServersPresent } from "./own-server.ts";
 
@@ -196,6 +196,64 @@ for (const engine of engines) {
       await server.close();
       await app.close();
     }, 150_000);
+
+    it("stopped for 5 s under 8 writers: the default log writes at most 10 lines, and its count is the 503s", async () => {
+      const written: string[] = [];
+      const spy = vi.spyOn(console, "error").mockImplementation((message: unknown) => {
+        written.push(String(message));
+      });
+      try {
+        // No `log` option: the default, flood-guarded log to stderr.
+        const app = crudkit({
+          database: { provider: engine.name, url: own.url },
+          autoMigrate: true,
+          resources: [openProduct],
+        });
+        const server = await serve(app, { port: 0 });
+        let running = true;
+        let refused = 0;
+        let lastCreated = 0;
+        const writer = async () => {
+          while (running) {
+            const response = await fetch(`${server.url}/api/product`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ name: "flood", price: 1 }),
+              signal: AbortSignal.timeout(10_000),
+            }).catch(() => undefined);
+            await response?.arrayBuffer();
+            if (response?.status === 201) lastCreated = Date.now();
+            if (response?.status === 503) {
+              refused++;
+              await wait(20);
+            }
+          }
+        };
+        const clients = Array.from({ length: 8 }, writer);
+        await wait(500);
+        await own.stop();
+        await wait(5000);
+        await own.start();
+        const back = Date.now();
+        while (lastCreated < back && Date.now() - back < 10_000) await wait(20);
+        running = false;
+        await Promise.all(clients);
+        expect(refused).toBeGreaterThan(100);
+        // The guard ends an episode once its message stayed away for a whole window (5 s).
+        await wait(11_000);
+        await server.close();
+        await app.close();
+        console.log(`${engine.name} flood:`, refused, "answers of 503;", JSON.stringify(written, null, 1));
+        expect(written.length).toBeLessThanOrEqual(10);
+        const ended = written.find((line) =>
+          line.startsWith("crudkit: the database is unavailable: not seen again"),
+        );
+        expect(ended).toBeDefined();
+        expect(Number(/ ([\d,]+) times in all/.exec(ended!)![1]!.replaceAll(",", ""))).toBe(refused);
+      } finally {
+        spy.mockRestore();
+      }
+    }, 60_000);
 
     it("idle pooled connections ended by the server: the next reads answer 200 (retried), never 500", async () => {
       const { app, server, unexpected } = await startApp();

@@ -11,6 +11,7 @@ import { type CorsOptions, createCors } from "../core/cors.ts";
 import { credentialVary } from "../core/credential-headers.ts";
 import type { Endpoint, EndpointContext } from "../core/endpoint.ts";
 import { APIError, ConfigError } from "../core/errors.ts";
+import { floodGuarded } from "../core/flood-guard.ts";
 import { createHttpHandler, type RequestHandler } from "../core/http-handler.ts";
 import { chainIdentify, type Identify } from "../core/identity.ts";
 import { InFlight } from "../core/in-flight.ts";
@@ -85,7 +86,12 @@ export interface CrudkitOptions<
    * instance or dialect you pass in. @default 10000
    */
   statementTimeout?: number;
-  /** Where errors the caller must not see are reported. @default console.error */
+  /**
+   * Where errors the caller must not see are reported: every one, as it happens. The default
+   * writes them to stderr through a flood guard: a message that repeats (the database away under
+   * load) is written when it starts, summed up every 5 s while it goes on, and once when it stops;
+   * a stack once per distinct error. @default stderr, flood-guarded
+   */
   log?: Log;
   /**
    * The OpenAPI 3.1 document at `GET <basePath>/openapi.json` (and `app.openapi()`); `false` leaves
@@ -244,9 +250,12 @@ export function crudkit<
 >(options: CrudkitOptions<Resources, Plugins>): CrudkitApp<Resources[number], Plugins[number]> {
   checkOptionKeys(options, CRUDKIT_OPTION_KEYS, "crudkit()");
   const basePath = normalizeBasePath(options.basePath ?? "/api");
-  const log: Log =
-    options.log ??
-    ((message, error) => (error === undefined ? console.error(message) : console.error(message, error)));
+  const guarded = options.log
+    ? undefined
+    : floodGuarded((message, error) =>
+        error === undefined ? console.error(message) : console.error(message, error),
+      );
+  const log: Log = options.log ?? guarded!;
   const given: readonly CrudkitPlugin[] = options.plugins ?? [];
   checkNames(options.resources, given);
 
@@ -348,7 +357,7 @@ export function crudkit<
       return can(runtime, operation, canOptions);
     },
     close() {
-      closing ??= closeApp(inFlight, plugins, database);
+      closing ??= closeApp(inFlight, plugins, database).finally(() => guarded?.close());
       return closing;
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,

@@ -1,0 +1,104 @@
+// The default log's guard against floods. When the database goes away under load, every request
+// that meets it reports the same thing: 1,136 lines in 4 s, measured, one per request. Through the
+// guard a message that repeats is written once when it starts, then as one summary line per
+// window while it goes on, then once when it has not come back for a whole window. A stack is
+// written once per distinct error (its name and message), never again in that app's life.
+
+/** How an app reports what its callers must not see (the `log` option's shape). */
+type Write = (message: string, error?: unknown) => void;
+
+export interface FloodGuardOptions {
+  /** How long a summary covers, and how long a message must stay away to count as over. @default 5000 */
+  windowMs?: number;
+  /** @internal For tests. */
+  now?: () => number;
+}
+
+/** A message that is repeating: when it started, how often it came in all and since the last line. */
+interface Episode {
+  started: number;
+  last: number;
+  total: number;
+  unwritten: number;
+}
+
+export interface GuardedLog extends Write {
+  /** Writes the summaries due, and ends the episodes that went quiet (the guard's timer calls it). */
+  tick(): void;
+  /** Stops the timer, writing what is still unwritten. */
+  close(): void;
+}
+
+/**
+ * Wraps `write` (a line to stderr, say) so that a repeating message is written a few times, not
+ * once per occurrence.
+ *
+ * @example
+ * const log = floodGuarded((message, error) => console.error(message, error));
+ * const refused = new Error("connect ECONNREFUSED 127.0.0.1:5432");
+ * log("crudkit: the database is unavailable", refused); // written, with the stack
+ * log("crudkit: the database is unavailable", refused); // counted; summed up within 5 s
+ */
+export function floodGuarded(write: Write, options: FloodGuardOptions = {}): GuardedLog {
+  const windowMs = options.windowMs ?? 5000;
+  const now = options.now ?? Date.now;
+  const episodes = new Map<string, Episode>();
+  const stacksWritten = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const count = (n: number) => n.toLocaleString("en-US");
+  const more = (n: number) => `${count(n)} more ${n === 1 ? "time" : "times"}`;
+
+  const tick = () => {
+    const at = now();
+    for (const [message, episode] of episodes) {
+      if (episode.unwritten > 0) {
+        write(`${message}: ${more(episode.unwritten)} in the last ${seconds(windowMs)}`);
+        episode.unwritten = 0;
+      } else if (at - episode.last >= windowMs) {
+        episodes.delete(message);
+        // A message that came once is not an episode: nothing to close.
+        if (episode.total === 1) continue;
+        write(
+          `${message}: not seen again for ${seconds(at - episode.last)}; it went on for ` +
+            `${seconds(episode.last - episode.started)}, ${count(episode.total)} times in all`,
+        );
+      }
+    }
+    if (episodes.size === 0 && timer) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
+
+  const log = ((message: string, error?: unknown) => {
+    const at = now();
+    const episode = episodes.get(message);
+    if (episode) {
+      episode.total++;
+      episode.unwritten++;
+      episode.last = at;
+      return;
+    }
+    episodes.set(message, { started: at, last: at, total: 1, unwritten: 0 });
+    if (!timer) {
+      timer = setInterval(tick, windowMs);
+      timer.unref();
+    }
+    if (error === undefined) return write(message);
+    const signature = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    if (stacksWritten.has(signature)) return write(`${message}: ${signature}`);
+    stacksWritten.add(signature);
+    write(message, error);
+  }) as GuardedLog;
+  log.tick = tick;
+  log.close = () => {
+    for (const [message, episode] of episodes)
+      if (episode.unwritten > 0) write(`${message}: ${more(episode.unwritten)}`);
+    episodes.clear();
+    clearInterval(timer);
+    timer = undefined;
+  };
+  return log;
+}
