@@ -876,6 +876,89 @@ describe("audit chain on PostgreSQL: sealed after commit", () => {
         }
       });
 
+      it("a pending row without a hash cannot stop the chain: it is sealed last and verify names it; a forged seq -5 too", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });
+        await app.ready;
+        const raw = await rawClient("postgres", database.url);
+        try {
+          await app.api.createProject({ body: { name: "before" }, overrideAccess: true });
+          await raw.run(
+            "insert into audit_logs (id, created_at, resource, operation, source, seq, hash) " +
+              "values ('no-hash', now(), 'project', 'create', 'server', -1, null)",
+          );
+          await app.api.createProject({ body: { name: "after" }, overrideAccess: true });
+          await app.audit.seal();
+          expect(await pendingCount(app)).toBe(0);
+          // The entry after it was sealed before it (its place sorts first): only the bad row fails.
+          expect(await app.audit.verify()).toMatchObject({
+            ok: false,
+            problem: "edited",
+            at: { seq: 3, id: "no-hash" },
+          });
+          await raw.run("delete from audit_logs where id = 'no-hash'");
+          await raw.run("update audit_chain set seq = 2, hash = (select hash from audit_logs where seq = 2)");
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 2 });
+          await raw.run(
+            "insert into audit_logs (id, created_at, resource, operation, source, seq, hash) " +
+              `values ('forged', now(), 'project', 'create', 'server', -5, '${"c".repeat(64)}')`,
+          );
+          expect(await app.audit.verify()).toMatchObject({
+            ok: false,
+            problem: "out of order",
+            at: { seq: -5, id: "forged" },
+          });
+        } finally {
+          await raw.close();
+          await app.close();
+        }
+      });
+
+      it("a seal function made by another role is not trusted: the app links in each write instead", async () => {
+        const database = await dialect.fresh();
+        const owner = crudkit({
+          database,
+          autoMigrate: true,
+          resources: [project, task],
+          plugins: [audit()],
+        });
+        await owner.ready;
+        await owner.close();
+        const raw = await rawClient("postgres", database.url);
+        const role = `ck_other_${randomBytes(4).toString("hex")}`;
+        try {
+          await raw.run("drop function crudkit_audit_seal_v2(integer)");
+          await raw.run(`create role ${role}`);
+          await raw.run(`grant create on schema public to ${role}`);
+          await raw.run(`set role ${role}`);
+          await raw.run(
+            "create function crudkit_audit_seal_v2(batch integer) returns integer language sql as $$ select 0 $$",
+          );
+          await raw.run("reset role");
+          const logged: string[] = [];
+          const app = crudkit({
+            database,
+            resources: [project, task],
+            plugins: [audit()],
+            log: (message) => logged.push(message),
+          });
+          try {
+            await app.ready;
+            expect(logged.join("\n")).toMatch(/could not create the function that seals audit entries/);
+            await createConcurrently(app, 4, 3);
+            expect(await pendingCount(app)).toBe(0);
+            expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 12 });
+          } finally {
+            await app.close();
+          }
+          await raw.run(`drop function crudkit_audit_seal_v2(integer)`);
+          await raw.run(`revoke create on schema public from ${role}`);
+          await raw.run(`drop role ${role}`);
+        } finally {
+          await raw.close();
+        }
+      });
+
       it("an entry left without a seq by an older version's trigger is unlinked: verify fails naming it", async () => {
         const database = await dialect.fresh();
         const app = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });

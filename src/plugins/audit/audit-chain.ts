@@ -124,7 +124,7 @@ export function entryDigest(columns: HashedColumns): string {
 }
 
 /**
- * `SHA-256(previous ‖ ":" ‖ seq ‖ ":" ‖ digest)`, as hex: the same text PostgreSQL's trigger hashes
+ * `SHA-256(previous ‖ ":" ‖ seq ‖ ":" ‖ digest)`, as hex: the same text PostgreSQL's seal function hashes
  * (all ASCII, so its bytes are the same in every engine).
  */
 export function linkHash(previous: string, seq: number, digest: string): string {
@@ -196,34 +196,23 @@ export interface ChainWriter {
 
 /**
  * Each entry one plain insert, no lock: unlinked with `audit({ chain: false })`, or carrying its
- * digest for PostgreSQL's trigger to link at commit (audit-link-trigger.ts).
+ * digest (and its place) for PostgreSQL's sealer to link after commit (audit-seal-function.ts).
  */
 export function insertingWriter(
   app: PluginContext,
   /** The entry's link: a pending one (its digest, sealed later) or none. */
   link: (entry: AuditEntry) => { seq: number | null; hash: string } | null,
-  /**
-   * PostgreSQL's pending entries: the hash the database makes of the digest and the entry's
-   * position in its transaction (audit-seal-function.ts).
-   */
-  pendingHash?: (digest: unknown, position: unknown) => RawBuilder<string>,
+  /** PostgreSQL's pending entries: the hash the database makes of the digest (audit-seal-function.ts). */
+  pendingHash?: (digest: unknown) => RawBuilder<string>,
 ): ChainWriter {
   let insert: QueryTemplate | undefined;
-  // Entries written so far by each open transaction: the next one's position.
-  const written = new WeakMap<Kysely<any>, number>();
+  const column = (c: string) => (c === "hash" && pendingHash ? pendingHash(slot(c)) : slot(c));
   return {
     async append(db, entry) {
       const row = toRow(entry, app.profile, link(entry));
-      const column = (c: string) =>
-        c === "hash" && pendingHash ? pendingHash(slot("hash"), slot("position")) : slot(c);
       insert ??= compileTemplate(
         app.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, column(c)]))),
       );
-      if (pendingHash) {
-        const position = written.get(db) ?? 0;
-        if (db.isTransaction) written.set(db, position + 1);
-        row.position = position;
-      }
       await runTemplate(db, insert, row);
     },
   };

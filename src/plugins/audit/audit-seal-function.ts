@@ -7,12 +7,11 @@
 // writer queue behind the one committing: 8 writers kept 0.66 of their throughput that way.
 //
 // The order: a transaction takes a number from a sequence when it writes its first entry, and
-// its entries are numbered in the order it writes them (by the app: audit-chain.ts); the sealer takes what committed, by
+// numbers its entries in the order it writes them; the sealer takes what committed, by
 // transaction number, then by position. So a transaction's entries stay together, in the order
-// written (a cascade's children, then its parent), and a record's changes are chained in the
-// order they committed: a write waits for the record's previous writer to commit before it writes
-// its own entry, so it takes a later number. Unrelated transactions that committed between two
-// seals are chained in the order they began writing entries, not the order they committed.
+// written (a cascade's children, then its parent). Two transactions that commit between two seals
+// are chained in the order they wrote their first entries: for two writes of one record (whose
+// first entry comes after the record's row lock) that is the order they committed.
 //
 // Version 1 linked entries in a deferred trigger at COMMIT. Such a trigger is left in place when
 // found: it fires only for entries without a seq, which older instances still write while they
@@ -33,6 +32,7 @@ const PENDING_FUNCTION = `crudkit_audit_pending_v${VERSION}`;
 /** Transaction numbers, taken when a transaction writes its first entry. */
 const PENDING_ORDER = "crudkit_audit_pending_order";
 const NAME_PATTERN = "crudkit_audit_seal_v%";
+const PENDING_PATTERN = "crudkit\\_audit\\_pending\\_v%";
 
 /** The `seq` of every pending entry: one value, which the seq index keeps compact. */
 export const PENDING_SEQ = -1;
@@ -40,24 +40,39 @@ export const PENDING_SEQ = -1;
 const POSITIONS = 16777216;
 
 /**
- * A pending entry's `hash`: its place, `transaction number × 2^24 + position`, as 16 hex digits
- * (so that text order is number order), then `:` and its digest, as `00000000a3000002:9f86d0…`.
- * The sealer sorts by it.
+ * A pending entry's `hash`: its place, `transaction number × 2^24 + position in it`, as 16 hex
+ * digits (so that text order is number order), then `:` and its digest, as
+ * `00000000a3000002:9f86d0…`. The sealer sorts by it.
  */
-export function pendingHash(digest: unknown, position: unknown): RawBuilder<string> {
-  return sql<string>`${sql.id(PENDING_FUNCTION)}(${position}, ${digest})`;
+export function pendingHash(digest: unknown): RawBuilder<string> {
+  return sql<string>`${sql.id(PENDING_FUNCTION)}(${digest})`;
 }
 
 class NewerFunction extends Error {}
 
-/** The highest version of the seal function in the database; undefined without one. */
+/**
+ * The highest version of the seal function in the database; undefined without one. Only a
+ * function of the audit table's owner, running as its owner, counts: one another role made first
+ * (anyone may create functions in `public` before PostgreSQL 15) is not trusted with the chain.
+ */
 async function installedVersion(db: Kysely<any>): Promise<number | undefined> {
   const rows = (
-    await sql<{ name: string }>`select proname as name from pg_proc
-      where proname like ${NAME_PATTERN} and pronamespace = (
-        select relnamespace from pg_class where oid = to_regclass(${AUDIT_LOGS}))`.execute(db)
+    await sql<{ name: string; trusted: boolean }>`select p.proname as name,
+        (p.proowner = c.relowner and p.prosecdef) as trusted
+      from pg_proc p join pg_class c on c.oid = to_regclass(${AUDIT_LOGS})
+      where (p.proname like ${NAME_PATTERN} or p.proname like ${PENDING_PATTERN})
+        and p.pronamespace = c.relnamespace`.execute(db)
   ).rows;
-  const versions = rows.map((row) => Number(/^crudkit_audit_seal_v(\d+)$/.exec(row.name)?.[1] ?? 0));
+  if (rows.some((row) => !row.trusted))
+    throw new Error(
+      `audit(): a function named like ${SEAL_FUNCTION} or ${PENDING_FUNCTION} in the audit table's schema is not its owner's own (or does not run as its owner); drop it, then restart`,
+    );
+  // A version counts when both of its functions are there.
+  const names = new Set(rows.map((row) => row.name));
+  const versions = [...names].flatMap((name) => {
+    const version = /^crudkit_audit_seal_v(\d+)$/.exec(name)?.[1];
+    return version && names.has(`crudkit_audit_pending_v${version}`) ? [Number(version)] : [];
+  });
   return versions.length ? Math.max(...versions) : undefined;
 }
 
@@ -70,9 +85,9 @@ export async function ensureSealFunction(
   db: Kysely<any>,
   log: (message: string, error: unknown) => void,
 ): Promise<boolean> {
-  const installed = await installedVersion(db);
-  if (installed === VERSION) return true;
   try {
+    const installed = await installedVersion(db);
+    if (installed === VERSION) return true;
     if (installed !== undefined && installed > VERSION) throw new NewerFunction();
     await db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(hashtext(${SEAL_FUNCTION}))`.execute(trx);
@@ -94,12 +109,13 @@ export async function ensureSealFunction(
 }
 
 /**
- * The pending function, and the seal function: it seals up to `batch` pending entries, oldest first, and answers how many. It
- * runs as its owner (`security definer`), so the app's role needs no right to update audit entries,
- * only to insert them; its search path is fixed to the tables' schema, so no other schema of the
- * caller's can stand in for them. Each statement of a PL/pgSQL function sees what committed before
- * it, so the pending entries are read after the head's lock is granted: every entry committed
- * before that is sealed by this call or was by an earlier one.
+ * The pending function, and the seal function, which seals about `batch` pending entries in
+ * order and answers how many. Both run as their owner (`security definer`), so the app's role
+ * needs no right to update audit entries or to use the sequence, only to insert entries; their
+ * search path is fixed to the tables' schema, so no other schema of the caller's can stand in for
+ * them. Each statement of a PL/pgSQL function sees what committed before it, so the pending
+ * entries are read after the head's lock is granted: every entry committed before that is sealed
+ * by this call or was by an earlier one.
  */
 async function createFunction(trx: Kysely<any>): Promise<void> {
   const [home] = (
@@ -107,30 +123,36 @@ async function createFunction(trx: Kysely<any>): Promise<void> {
       join pg_namespace n on n.oid = c.relnamespace where c.oid = to_regclass(${AUDIT_LOGS})`.execute(trx)
   ).rows;
   if (!home) throw new Error(`audit(): table ${AUDIT_LOGS} not found`);
-  await sql`create sequence if not exists ${sql.id(PENDING_ORDER)}`.execute(trx);
-  // As its owner too: the app's role needs no right to the sequence. The transaction's number is
-  // kept in a transaction-local setting: it goes with the transaction.
-  await sql`create or replace function ${sql.id(PENDING_FUNCTION)}(entry_position bigint, digest text) returns text
+  await sql`create sequence if not exists ${sql.id(home.schema, PENDING_ORDER)}`.execute(trx);
+  // The transaction's number and its last position are transaction-local settings: they go with
+  // the transaction, and with a savepoint rolled back to, along with its entries.
+  await sql`create or replace function ${sql.id(home.schema, PENDING_FUNCTION)}(digest text) returns text
     language plpgsql security definer set search_path = ${sql.id(home.schema)}, pg_temp as $body$
     declare
       txn bigint := nullif(current_setting('crudkit.audit_transaction', true), '')::bigint;
+      position_in bigint := 0;
     begin
       if txn is null then
-        txn := nextval(${sql.lit(PENDING_ORDER)});
+        txn := nextval(${sql.lit(`${home.schema}.${PENDING_ORDER}`)}::regclass);
         perform set_config('crudkit.audit_transaction', txn::text, true);
+      else
+        position_in := nullif(current_setting('crudkit.audit_position', true), '')::bigint + 1;
+        if position_in >= ${sql.lit(POSITIONS)} then
+          raise exception 'audit(): one transaction wrote more than ${sql.raw(String(POSITIONS))} audit entries';
+        end if;
       end if;
-      if entry_position < 0 or entry_position >= ${sql.lit(POSITIONS)} then
-        raise exception 'audit(): an entry''s position in its transaction must be below ${sql.raw(String(POSITIONS))}';
-      end if;
-      return lpad(to_hex(txn * ${sql.lit(POSITIONS)} + entry_position), 16, '0') || ':' || digest;
+      perform set_config('crudkit.audit_position', position_in::text, true);
+      return lpad(to_hex(txn * ${sql.lit(POSITIONS)} + position_in), 16, '0') || ':' || digest;
     end
   $body$`.execute(trx);
   // The link is SHA-256 of "previous:seq:digest", as linkHash() computes it in verify().
   // Its statements read by index whatever the table's statistics say: a new table has none, and a
   // plan made then (a scan of the whole log for a few pending entries) would be kept.
-  await sql`create or replace function ${sql.id(SEAL_FUNCTION)}(batch integer) returns integer
+  // A lock timeout: a session that holds the head (anyone may call the function) stalls sealers
+  // for 2 s at most; they try again later.
+  await sql`create or replace function ${sql.id(home.schema, SEAL_FUNCTION)}(batch integer) returns integer
     language plpgsql security definer set search_path = ${sql.id(home.schema)}, pg_temp
-    set enable_seqscan = off as $body$
+    set enable_seqscan = off set lock_timeout = '2s' as $body$
     declare
       last_seq bigint;
       last_hash text;
@@ -140,17 +162,24 @@ async function createFunction(trx: Kysely<any>): Promise<void> {
       seqs bigint[] := '{}';
       hashes text[] := '{}';
     begin
+      -- The poll, when nothing is pending: no lock taken.
+      if not exists (select from ${sql.table(AUDIT_LOGS)} where seq = ${sql.lit(PENDING_SEQ)}) then
+        return 0;
+      end if;
       select seq, hash into last_seq, last_hash from ${sql.table(AUDIT_CHAIN)}
         where id = ${sql.lit(HEAD_ID)} for update;
       if not found then
         raise exception 'audit(): the chain''s head row (table ${sql.raw(AUDIT_CHAIN)}) is missing; restart the app.';
       end if;
       -- In place order; the loop stops once the batch is full, at the end of a transaction's
-      -- entries, so that a transaction's entries are sealed together.
-      for pending in select id, split_part(hash, ':', 1) as place, split_part(hash, ':', 2) as digest
+      -- entries, so that a transaction's entries are sealed together. A pending row not made by
+      -- the pending function (no hash, no place) is sealed too, over an empty digest, last: it
+      -- cannot stop the chain, and verify() reports it as edited.
+      for pending in select id, coalesce(split_part(hash, ':', 1), '') as place,
+            coalesce(split_part(hash, ':', 2), '') as digest
           from ${sql.table(AUDIT_LOGS)} where seq = ${sql.lit(PENDING_SEQ)} order by hash collate "C" loop
         -- The first 10 hex digits are the transaction's number.
-        exit when cardinality(ids) >= batch and left(pending.place, 10) <> txn;
+        exit when cardinality(ids) >= batch and left(pending.place, 10) is distinct from txn;
         txn := left(pending.place, 10);
         last_seq := last_seq + 1;
         last_hash := encode(sha256(convert_to(last_hash || ':' || last_seq::text || ':' || pending.digest, 'UTF8')), 'hex');

@@ -42,7 +42,7 @@ export function chainSealer(
   let failing = false;
 
   const sealAll = async () => {
-    for (;;) {
+    while (!closed) {
       const [row] = (await call.execute(db)).rows;
       if (Number(row?.sealed ?? 0) < BATCH) return;
     }

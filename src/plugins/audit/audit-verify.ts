@@ -5,6 +5,7 @@
 import type { Kysely } from "kysely";
 import type { PluginContext } from "../../core/plugin.ts";
 import { type ChainHead, columnsOfRow, entryDigest, linkHash, readHead } from "./audit-chain.ts";
+import { PENDING_SEQ } from "./audit-seal-function.ts";
 import { AUDIT_LOGS } from "./audit-table.ts";
 
 /**
@@ -232,8 +233,9 @@ interface Key {
 
 /** Chained entries after `after` (all from the start without it) up to seq `last`, in (seq, id) order. */
 function page(db: Kysely<any>, after: Key | undefined, last: number, limit: number): Promise<Row[]> {
-  // Pending entries (a negative seq: PostgreSQL's sealer links them) are not in the chain yet.
-  let query = db.selectFrom(AUDIT_LOGS).selectAll().where("seq", ">", 0).where("seq", "<=", last);
+  // Pending entries (PostgreSQL's sealer links them) are not in the chain yet; any other seq below
+  // the chain's start is, to be reported.
+  let query = db.selectFrom(AUDIT_LOGS).selectAll().where("seq", "<>", PENDING_SEQ).where("seq", "<=", last);
   if (after)
     query = query.where((eb) =>
       eb.or([eb("seq", ">", after.seq), eb.and([eb("seq", "=", after.seq), eb("id", ">", after.id)])]),
@@ -272,9 +274,10 @@ async function firstUnlinked(db: Kysely<any>): Promise<string | undefined> {
 }
 
 /**
- * An entry past the head: the highest seq, read before the head again. Each write moves the head
- * in the transaction that adds its entry, so the head read after is at least any seq committed
- * before; an entry past it was put there, or the head moved back, outside crudkit.
+ * An entry past the head: the highest seq, read before the head again. An entry gets its seq in
+ * the transaction that moves the head on (its write's, or on PostgreSQL the seal's), so the head
+ * read after is at least any seq committed before; an entry past it was put there, or the head
+ * moved back, outside crudkit.
  */
 async function pastHead(db: Kysely<any>) {
   const last = await db

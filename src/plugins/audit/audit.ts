@@ -93,8 +93,6 @@ export function audit(options: AuditOptions = {}) {
   const chained = options.chain !== false;
   // PostgreSQL seals entries after commit, in the database, when its function could be made (init).
   let sealer: ChainSealer | undefined;
-  // Audited writes of this instance since the sealer last ran: it is woken after commits only then.
-  let unsealed = false;
   const record = async (ctx: HookContext, change: EntryChange) => {
     const path = scopePath(ctx.resource);
     if (path) {
@@ -117,10 +115,8 @@ export function audit(options: AuditOptions = {}) {
     // ctx.db is the write's transaction: the entry, and the chain's head it moves on, commit or
     // roll back with the change.
     await chain.append(ctx.db, entry);
-    if (!sealer) return;
     // A recorded read's entry committed in append(); a write's commits with it (afterWriteCommit).
-    if (ctx.db.isTransaction) unsealed = true;
-    else sealer.wake();
+    if (!ctx.db.isTransaction) sealer?.wake();
   };
 
   const hooks: AnyResourceHooks = {};
@@ -135,18 +131,20 @@ export function audit(options: AuditOptions = {}) {
   if (operations.has("read")) hooks.afterRead = (ctx) => record(ctx, { operation: "read", recordId: ctx.id });
   if (operations.has("list")) hooks.afterList = (ctx) => record(ctx, { operation: "list", recordId: null });
   if (chained)
-    hooks.afterWriteCommit = () => {
-      if (!unsealed) return;
-      unsealed = false;
-      sealer?.wake();
-    };
+    // Every commit: a flag of "this instance wrote an entry" would let a commit that lands just
+    // after a seal go unwoken. A wake costs nothing while a seal is due anyway.
+    hooks.afterWriteCommit = () => sealer?.wake();
 
   /** Deletes entries older than `retentionDays`; returns how many went. */
   async function prune(): Promise<number> {
     if (!app) throw new Error("audit(): prune() needs the app to be ready (await app.ready).");
     if (retentionDays === undefined) return 0;
-    // Pending entries are sealed first: a prune goes from the chain's start, by seq.
-    await sealer?.drain();
+    // Pending entries are sealed first (a prune goes from the chain's start, by seq); one that
+    // cannot be sealed now is left out of this prune, not a reason to skip it.
+    const context = app;
+    await sealer
+      ?.drain()
+      .catch((error) => context.log("audit(): prune() could not seal pending entries first", error));
     return pruneOlderThan(app, new Date(Date.now() - retentionDays * DAY));
   }
 
