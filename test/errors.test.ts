@@ -246,6 +246,8 @@ forEachDialect((dialect) => {
       expect(res.body).toEqual({
         code: "INTERNAL_ERROR",
         message: "The server could not complete the request.",
+        // The request's id, for the user to quote (test/request-id.test.ts).
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       });
       expect(res.text).not.toContain("secret");
       expect(logged).toHaveLength(1);

@@ -223,6 +223,7 @@ describe("plugins", () => {
       expect(res.body).toEqual({
         code: "SERVICE_UNAVAILABLE",
         message: "The service could not start; try again later.",
+        requestId: expect.any(String),
       });
     }
     await expect(failing.api.listTasks()).rejects.toMatchObject({ status: 503 });

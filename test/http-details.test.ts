@@ -221,8 +221,8 @@ function unchunked(data: Buffer): Buffer {
   }
 }
 
-/** Headers a HEAD and its GET may differ in: the clock, and how the connection is kept. */
-const TRANSIENT = new Set(["date", "connection", "keep-alive"]);
+/** Headers a HEAD and its GET may differ in: the clock, how the connection is kept, each request's id. */
+const TRANSIENT = new Set(["date", "connection", "keep-alive", "x-request-id"]);
 const lasting = (headers: Record<string, string>) =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => !TRANSIENT.has(name)));
 

@@ -502,6 +502,7 @@ describe("upload plugin (SQLite, local storage)", () => {
     expect(res.body).toEqual({
       code: "INTERNAL_ERROR",
       message: "The server could not complete the request.",
+      requestId: expect.any(String),
     });
     expect(files()).toEqual([]);
   });

@@ -252,9 +252,11 @@ export function crudkit<
   const basePath = normalizeBasePath(options.basePath ?? "/api");
   const guarded = options.log
     ? undefined
-    : floodGuarded((message, error) =>
-        error === undefined ? console.error(message) : console.error(message, error),
-      );
+    : floodGuarded((message, error, fields) => {
+        const line = fields?.requestId ? `${message} (request ${fields.requestId})` : message;
+        if (error === undefined) console.error(line);
+        else console.error(line, error);
+      });
   const log: Log = options.log ?? guarded!;
   const given: readonly CrudkitPlugin[] = options.plugins ?? [];
   checkNames(options.resources, given);

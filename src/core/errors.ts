@@ -38,6 +38,8 @@ export interface ErrorBody {
   code: ErrorCode;
   message: string;
   details?: ErrorDetail[];
+  /** On a 5xx answered over HTTP: the request's id (`X-Request-Id`), for the user to quote. */
+  requestId?: string;
 }
 
 /** A failure with a status, a code and a sentence meant for the caller. */

@@ -4,8 +4,13 @@
 // window while it goes on, then once when it has not come back for a whole window. A stack is
 // written once per distinct error (its name and message), never again in that app's life.
 
+/** What a line says besides its message: the request it came from. */
+export interface LogFields {
+  requestId?: string;
+}
+
 /** How an app reports what its callers must not see (the `log` option's shape). */
-type Write = (message: string, error?: unknown) => void;
+type Write = (message: string, error?: unknown, fields?: LogFields) => void;
 
 export interface FloodGuardOptions {
   /** How long a summary covers, and how long a message must stay away to count as over. @default 5000 */
@@ -72,7 +77,7 @@ export function floodGuarded(write: Write, options: FloodGuardOptions = {}): Gua
     }
   };
 
-  const log = ((message: string, error?: unknown) => {
+  const log = ((message: string, error?: unknown, fields?: LogFields) => {
     const at = now();
     const episode = episodes.get(message);
     if (episode) {
@@ -86,11 +91,12 @@ export function floodGuarded(write: Write, options: FloodGuardOptions = {}): Gua
       timer = setInterval(tick, windowMs);
       timer.unref();
     }
-    if (error === undefined) return write(message);
+    // The first line of an episode names the request it came from; the summaries count many.
+    if (error === undefined) return write(message, undefined, fields);
     const signature = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    if (stacksWritten.has(signature)) return write(`${message}: ${signature}`);
+    if (stacksWritten.has(signature)) return write(`${message}: ${signature}`, undefined, fields);
     stacksWritten.add(signature);
-    write(message, error);
+    write(message, error, fields);
   }) as GuardedLog;
   log.tick = tick;
   log.close = () => {

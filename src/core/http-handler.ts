@@ -6,10 +6,12 @@ import type { Cors } from "./cors.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { APIError, toAPIError } from "./errors.ts";
 import { Versioned } from "./etag.ts";
+import type { LogFields } from "./flood-guard.ts";
 import type { User } from "./identity.ts";
 import type { InFlight } from "./in-flight.ts";
 import { listTag } from "./list-validator.ts";
 import { minimalAnswer, prefersMinimal } from "./prefer.ts";
+import { requestIdOf } from "./request-id.ts";
 import { type AnswerFor, errorResponse, jsonResponse, PRIVATE, versionedResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
 
@@ -28,7 +30,7 @@ export interface HandlerDeps {
   inFlight: InFlight;
   deps: ContextDeps;
   startup: StartupGate;
-  log: (message: string, error: unknown) => void;
+  log: (message: string, error: unknown, fields?: LogFields) => void;
   /** Pages of records get a weak ETag, and a matching `If-None-Match` is a 304 (`crudkit({ listETags })`). */
   listETags?: boolean;
   /** The credential headers an anonymous answer depends on, for its `Vary` (see credentialVary). */
@@ -55,6 +57,11 @@ function answer(handler: HandlerDeps): RequestHandler {
   const listETags = handler.listETags === true;
   return async (request, info) => {
     inFlight.begin();
+    const requestId = requestIdOf(request);
+    return identified(await answerOne(request, info, requestId), requestId);
+  };
+
+  async function answerOne(request: Request, info: ConnectionInfo | undefined, requestId: string) {
     const head = request.method === "HEAD";
     let ctx: HttpContext | undefined;
     try {
@@ -83,11 +90,26 @@ function answer(handler: HandlerDeps): RequestHandler {
       return head ? await withoutBody(result) : result;
     } catch (error) {
       const privately = ctx?.identified === true;
-      return errorResponse(toAPIError(error, log, deps.driverErrors), { privately, vary, head });
+      const logged = (message: string, cause: unknown) => log(message, cause, { requestId });
+      return errorResponse(
+        toAPIError(error, logged, deps.driverErrors),
+        { privately, vary, head },
+        requestId,
+      );
     } finally {
       inFlight.end();
     }
-  };
+  }
+}
+
+/** Every answer names its request (`X-Request-Id`), taken from the caller or made (request-id.ts). */
+function identified(response: Response, requestId: string): Response {
+  try {
+    response.headers.set("x-request-id", requestId);
+  } catch {
+    // Immutable headers (Response.redirect): the answer goes without it.
+  }
+  return response;
 }
 
 function isRead(request: Request): boolean {

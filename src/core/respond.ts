@@ -83,14 +83,20 @@ export function versionedResponse(
  * `answer`: the error depends on who asked too: private for an identified caller, `Vary` on the
  * credential headers for an anonymous one (a 404 may be a record outside her rows).
  */
-export function errorResponse(error: APIError, answer: AnswerFor = FOR_ANYONE): Response {
+export function errorResponse(
+  error: APIError,
+  answer: AnswerFor = FOR_ANYONE,
+  /** The request's id: a 5xx carries it in its body, for the user to quote. */
+  requestId?: string,
+): Response {
   const base = answer.privately
     ? PRIVATE_JSON_HEADERS
     : answer.vary
       ? publicJsonHeaders(answer.vary)
       : JSON_HEADERS;
   const headers = error.headers ? { ...error.headers, ...base } : base;
-  return bodied(JSON.stringify(error.toJSON()), error.status, headers, answer.head);
+  const body = requestId && error.status >= 500 ? { ...error.toJSON(), requestId } : error.toJSON();
+  return bodied(JSON.stringify(body), error.status, headers, answer.head);
 }
 
 const encoder = new TextEncoder();

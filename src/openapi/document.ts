@@ -107,6 +107,10 @@ export function buildOpenApi(source: OpenApiSource): OpenApiDocument {
       properties: {
         code: { type: "string", enum: Object.keys(ERROR_STATUS) },
         message: { type: "string" },
+        requestId: {
+          type: "string",
+          description: "On a 5xx: the request's id, as in the X-Request-Id header, for the user to quote.",
+        },
         details: {
           type: "array",
           items: {

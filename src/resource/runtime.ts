@@ -4,6 +4,7 @@ import type { Kysely } from "kysely";
 import type { DriverErrors } from "../core/driver-errors.ts";
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
+import type { LogFields } from "../core/flood-guard.ts";
 import type { User } from "../core/identity.ts";
 import type { OwnedFiles, ReadCache } from "../core/plugin.ts";
 import type { Database } from "../db/database.ts";
@@ -22,7 +23,12 @@ import { RuleCache } from "./rule-cache.ts";
 import { rulePathFields, throughRelations } from "./rule-paths.ts";
 import type { AnyResource } from "./types.ts";
 
-export type Log = (message: string, error?: unknown) => void;
+/**
+ * How an app reports what its callers must not see: the message, the error behind it, and over
+ * HTTP the request's id (`X-Request-Id`, also in the body of every 5xx), to find the request a
+ * user quotes.
+ */
+export type Log = (message: string, error?: unknown, fields?: LogFields) => void;
 
 export interface ResourceRuntime {
   readonly resource: AnyResource;
