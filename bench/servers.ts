@@ -65,6 +65,8 @@ export interface StartOptions {
   compress?: "on" | "off";
   /** Weak ETags on lists, crudkit({ listETags }) (the example's LIST_ETAGS), off unless asked likewise. @default "off" */
   listETags?: "on" | "off";
+  /** A line per request on stderr (the example's REQUEST_LOGS), off unless asked likewise. @default "off" */
+  requestLogs?: "on" | "off";
 }
 
 /** The secret the bench's webhooks are signed with. */
@@ -85,6 +87,7 @@ export async function start(
     webhookDeliver = "on",
     compress = "off",
     listETags = "off",
+    requestLogs = "off",
   }: StartOptions = {},
 ): Promise<Target> {
   const port = await freePort();
@@ -109,6 +112,7 @@ export async function start(
         : {}),
       COMPRESS: compress,
       LIST_ETAGS: listETags,
+      REQUEST_LOGS: requestLogs,
       ...(name === "api" && process.env.CRUDKIT_BENCH_SOURCE !== "on"
         ? { TSX_TSCONFIG_PATH: BUILT_TSCONFIG }
         : {}),

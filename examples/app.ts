@@ -10,6 +10,7 @@ import {
   crudkit,
   type DatabaseOptions,
   fileRef,
+  jsonLogger,
   ownedBy,
   references,
   withId,
@@ -98,6 +99,11 @@ export interface ExampleOptions {
   /** A weak ETag on every page of records, and 304 for an unchanged one. @default true */
   listETags?: boolean;
   /**
+   * A line per request on stderr, JSON or `pretty` (for reading in a terminal); errors go there
+   * too. `npm start` turns it on. @default false
+   */
+  requestLogs?: false | "json" | "pretty";
+  /**
    * Live changes at /api/<plural>/events (Server-Sent Events), and how many streams one user or
    * one address may hold (crudkit's defaults, 5 and 20, unless given). @default true
    */
@@ -120,6 +126,11 @@ export function createExampleApp(options: ExampleOptions) {
     // is unchanged. Off in crudkit by default, since hashing every page costs list throughput; on
     // here to show it.
     listETags: options.listETags !== false,
+    // One line per request on stderr, written without ever blocking a request (LOG_FORMAT=pretty
+    // in server.ts for a terminal); errors go to the same logger.
+    ...(options.requestLogs
+      ? { requestLogs: true, logger: jsonLogger({ pretty: options.requestLogs === "pretty" }) }
+      : {}),
     // The API reference at /api/docs, from the OpenAPI document at /api/openapi.json.
     docs: true,
     admin: { title: "Example shop admin" },

@@ -6,6 +6,8 @@
 //   REALTIME (on; `off` serves no event streams), MAX_CONNECTIONS (serve()'s default, 1024),
 //   COMPRESS (on; `off` sends every answer uncompressed, as serve() does by default),
 //   LIST_ETAGS (on; `off` puts no ETag on pages of records, as crudkit does by default),
+//   REQUEST_LOGS (on; `off` writes no line per request, as crudkit does by default) and
+//   LOG_FORMAT (json; `pretty` for one readable line per request in a terminal),
 //   WAIT_FOR_DATABASE (on; `off` exits when the database cannot be reached at startup),
 //   MAX_STREAMS_PER_USER (5) and MAX_STREAMS_PER_ADDRESS (20): event streams one user or address holds,
 //   WEBHOOK_URL and WEBHOOK_SECRET (whsec_…): POST every change there, signed (off when unset);
@@ -43,6 +45,8 @@ const app = startupStep(() =>
     cache: process.env.CACHE !== "off",
     audit: process.env.AUDIT !== "off",
     listETags: process.env.LIST_ETAGS !== "off",
+    requestLogs:
+      process.env.REQUEST_LOGS === "off" ? false : process.env.LOG_FORMAT === "pretty" ? "pretty" : "json",
     webhook: process.env.WEBHOOK_URL
       ? {
           url: process.env.WEBHOOK_URL,

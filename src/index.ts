@@ -27,8 +27,10 @@ export {
   type ErrorDetail,
 } from "./core/errors.ts";
 export { etagOf } from "./core/etag.ts";
-export type { ConnectionInfo, RequestHandler } from "./core/http-handler.ts";
+export type { LogFields } from "./core/flood-guard.ts";
+export type { ConnectionInfo, RequestHandler, RequestRecord } from "./core/http-handler.ts";
 export type { Identify, User } from "./core/identity.ts";
+export { type JsonLoggerOptions, jsonLogger, type Logger } from "./core/logger.ts";
 export type { CachedRead, CrudkitPlugin, PluginContext, ReadCache } from "./core/plugin.ts";
 export { RequestCache } from "./core/request-cache.ts";
 export type { DatabaseOptions } from "./db/database.ts";

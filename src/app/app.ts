@@ -11,11 +11,11 @@ import { type CorsOptions, createCors } from "../core/cors.ts";
 import { credentialVary } from "../core/credential-headers.ts";
 import type { Endpoint, EndpointContext } from "../core/endpoint.ts";
 import { APIError, ConfigError } from "../core/errors.ts";
-import { floodGuarded } from "../core/flood-guard.ts";
 import { createHttpHandler, type RequestHandler } from "../core/http-handler.ts";
 import { chainIdentify, type Identify } from "../core/identity.ts";
 import { InFlight } from "../core/in-flight.ts";
 import { DEFAULT_JSON_DEPTH } from "../core/input-checks.ts";
+import type { Logger } from "../core/logger.ts";
 import { checkOptionKeys, optionKeys } from "../core/option-keys.ts";
 import type { CrudkitPlugin, PluginContext } from "../core/plugin.ts";
 import { EndpointRouter } from "../core/router.ts";
@@ -50,6 +50,7 @@ import { resourceTable } from "../resource/resource-table.ts";
 import { pluginRuleSets, valueAt } from "../resource/rule-paths.ts";
 import { createResourceRuntime, type Log, type ResourceRuntime } from "../resource/runtime.ts";
 import type { AnyResource, RecordOf } from "../resource/types.ts";
+import { appLogging } from "./app-logging.ts";
 import { docsEndpoints } from "./docs-page.ts";
 import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
 import { buildApi, createServerCalls, pagesOf } from "./in-process-api.ts";
@@ -93,6 +94,18 @@ export interface CrudkitOptions<
    * a stack once per distinct error. @default stderr, flood-guarded
    */
   log?: Log;
+  /**
+   * A structured logger with pino's methods (`pino()` fits as it is): errors go to its `error`
+   * (flood-guarded, the cause under `err`) unless `log` is given, and with `requestLogs` a line
+   * per request to its `info`. @default with `requestLogs`, JSON lines to stderr that never block
+   */
+  logger?: Logger;
+  /**
+   * One line per request, at `info`: method, route template, status, duration, bytes, request id,
+   * user id, resource and operation, and the error code of an error answer; nothing the caller
+   * sent (no body, query value, header or cookie). @default false
+   */
+  requestLogs?: boolean;
   /**
    * The OpenAPI 3.1 document at `GET <basePath>/openapi.json` (and `app.openapi()`); `false` leaves
    * the route out. @default { title: "crudkit API", version: "1.0.0" }
@@ -228,7 +241,7 @@ export interface AppRealtime<R extends AnyResource> {
 const CLOSE_GRACE_MS = 10_000;
 
 const CRUDKIT_OPTION_KEYS = optionKeys<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>>()(
-  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log openapi docs admin cors listETags trustProxy realtime",
+  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log logger requestLogs openapi docs admin cors listETags trustProxy realtime",
 );
 
 /**
@@ -250,14 +263,8 @@ export function crudkit<
 >(options: CrudkitOptions<Resources, Plugins>): CrudkitApp<Resources[number], Plugins[number]> {
   checkOptionKeys(options, CRUDKIT_OPTION_KEYS, "crudkit()");
   const basePath = normalizeBasePath(options.basePath ?? "/api");
-  const guarded = options.log
-    ? undefined
-    : floodGuarded((message, error, fields) => {
-        const line = fields?.requestId ? `${message} (request ${fields.requestId})` : message;
-        if (error === undefined) console.error(line);
-        else console.error(line, error);
-      });
-  const log: Log = options.log ?? guarded!;
+  const logging = appLogging(options);
+  const { log } = logging;
   const given: readonly CrudkitPlugin[] = options.plugins ?? [];
   checkNames(options.resources, given);
 
@@ -331,7 +338,7 @@ export function crudkit<
   };
   const inFlight = new InFlight();
   const api = buildApi(endpoints, { deps, startup: gate, log, inFlight });
-  const http = httpOf(options, plugins);
+  const http = { ...httpOf(options, plugins), observe: logging.observe };
   const handler = createHttpHandler({ router, deps, startup: gate, log, inFlight, ...http });
   for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;
   return {
@@ -359,7 +366,7 @@ export function crudkit<
       return can(runtime, operation, canOptions);
     },
     close() {
-      closing ??= closeApp(inFlight, plugins, database).finally(() => guarded?.close());
+      closing ??= closeApp(inFlight, plugins, database).finally(() => logging.close());
       return closing;
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,

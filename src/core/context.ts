@@ -59,6 +59,7 @@ export class HttpContext extends RequestParts implements EndpointContext {
   #user: Promise<User | null> | undefined;
   #body: Promise<unknown> | undefined;
   #identified = false;
+  #userId: string | undefined;
 
   #ip: string | undefined | null = null;
 
@@ -100,13 +101,20 @@ export class HttpContext extends RequestParts implements EndpointContext {
     if (typeof (found as PromiseLike<User | null> | null)?.then === "function") {
       this.#user = Promise.resolve(found).then((user) => {
         this.#identified = user !== null;
+        this.#userId = user?.id;
         return user;
       });
     } else {
       this.#identified = found !== null;
+      this.#userId = (found as User | null)?.id;
       this.#user = Promise.resolve(found as User | null);
     }
     return this.#user;
+  }
+
+  /** The caller's id, once the request has been identified (undefined before, or anonymous). */
+  get userId(): string | undefined {
+    return this.#userId;
   }
 
   /** Whether the request named a user: its answer is hers alone, and no shared cache may keep it. */

@@ -35,6 +35,38 @@ export interface HandlerDeps {
   listETags?: boolean;
   /** The credential headers an anonymous answer depends on, for its `Vary` (see credentialVary). */
   vary?: string | undefined;
+  /** Told of every request once it is answered: the request log, metrics. */
+  observe?: ((record: RequestRecord) => void) | undefined;
+}
+
+/**
+ * What a request log line or a metric says about one request. Nothing from its body, query or
+ * headers beyond the method: no value the caller sent, so no secret and no hidden field's value.
+ */
+export interface RequestRecord {
+  method: string;
+  /** The route's template (`/api/product/:id`, never the id); `unmatched` when no route took it. */
+  route: string;
+  status: number;
+  /** From the request's arrival to its answer's headers (a streamed body may go on after). */
+  durationMs: number;
+  /** The answer's length, when it states one. */
+  bytes?: number;
+  requestId: string;
+  /** The caller, when the request was identified. */
+  userId?: string;
+  resource?: string;
+  operation?: string;
+  /** The error code of an error answer (`NOT_FOUND`, `INTERNAL_ERROR`…). */
+  code?: string;
+}
+
+/** What answering a request found out along the way, for its record. */
+interface Seen {
+  route?: string;
+  endpoint?: Endpoint;
+  ctx?: HttpContext;
+  code?: string;
 }
 
 export function createHttpHandler(handler: HandlerDeps): RequestHandler {
@@ -55,23 +87,36 @@ export type StartupGate = () => Promise<void> | undefined;
 function answer(handler: HandlerDeps): RequestHandler {
   const { router, deps, startup, log, inFlight, cors, vary } = handler;
   const listETags = handler.listETags === true;
+  const { observe } = handler;
   return async (request, info) => {
     inFlight.begin();
+    const started = observe ? performance.now() : 0;
     const requestId = requestIdOf(request);
-    return identified(await answerOne(request, info, requestId), requestId);
+    const seen: Seen = {};
+    const response = identified(await answerOne(request, info, requestId, seen), requestId);
+    if (observe) observe(recordOf(request, response, requestId, seen, performance.now() - started));
+    return response;
   };
 
-  async function answerOne(request: Request, info: ConnectionInfo | undefined, requestId: string) {
+  async function answerOne(
+    request: Request,
+    info: ConnectionInfo | undefined,
+    requestId: string,
+    seen: Seen,
+  ) {
     const head = request.method === "HEAD";
     let ctx: HttpContext | undefined;
     try {
       refuseCrossSiteWrite(request, cors);
-      const { endpoint, params } = router.match(request.method, pathOf(request.url));
+      const { endpoint, params, pattern } = router.match(request.method, pathOf(request.url));
+      seen.route = pattern;
+      seen.endpoint = endpoint;
       if (!endpoint.ungated) {
         const starting = startup();
         if (starting) await starting;
       }
       ctx = new HttpContext(request, params, deps, info?.ip);
+      seen.ctx = ctx;
       const result = await endpoint.handler(ctx);
       const answer: AnswerFor = { privately: ctx.identified, vary, head };
       if (endpoint.minimal && prefersMinimal(request.headers.get("prefer"))) {
@@ -91,15 +136,40 @@ function answer(handler: HandlerDeps): RequestHandler {
     } catch (error) {
       const privately = ctx?.identified === true;
       const logged = (message: string, cause: unknown) => log(message, cause, { requestId });
-      return errorResponse(
-        toAPIError(error, logged, deps.driverErrors),
-        { privately, vary, head },
-        requestId,
-      );
+      const apiError = toAPIError(error, logged, deps.driverErrors);
+      seen.code = apiError.code;
+      return errorResponse(apiError, { privately, vary, head }, requestId);
     } finally {
       inFlight.end();
     }
   }
+}
+
+function recordOf(
+  request: Request,
+  response: Response,
+  requestId: string,
+  seen: Seen,
+  durationMs: number,
+): RequestRecord {
+  const record: RequestRecord = {
+    method: request.method,
+    route: seen.route ?? "unmatched",
+    status: response.status,
+    durationMs: Math.round(durationMs * 1000) / 1000,
+    requestId,
+  };
+  const length = response.headers.get("content-length");
+  if (length !== null) record.bytes = Number(length);
+  const userId = seen.ctx?.userId;
+  if (userId !== undefined) record.userId = userId;
+  const resource = seen.endpoint?.doc?.resource;
+  if (resource) {
+    record.resource = resource.name;
+    record.operation = resource.operation;
+  }
+  if (seen.code) record.code = seen.code;
+  return record;
 }
 
 /** Every answer names its request (`X-Request-Id`), taken from the caller or made (request-id.ts). */

@@ -22,6 +22,8 @@ interface PathEntry {
 export interface RouteMatch {
   endpoint: Endpoint;
   params: Record<string, string>;
+  /** The route's template, as added (`/api/product/:id`): what logs and metrics name it by. */
+  pattern: string;
 }
 
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
@@ -85,7 +87,7 @@ export class EndpointRouter {
         },
       );
     }
-    return { endpoint, params: decodeParams(paramMap, stash) };
+    return { endpoint, params: decodeParams(paramMap, stash), pattern: entry.pattern };
   }
 
   #notFound(method: string, path: string): APIError {

@@ -1,0 +1,54 @@
+// Where an app's reports go: errors the caller must not see (`log`), and with `requestLogs` one
+// line per request. A `log` function given gets every error as it happens; otherwise errors go
+// through the flood guard, to the `logger` given, to the JSON logger `requestLogs` makes, or to
+// stderr as text.
+
+import { floodGuarded, type GuardedLog, type LogFields } from "../core/flood-guard.ts";
+import type { RequestRecord } from "../core/http-handler.ts";
+import { jsonLogger, type Logger } from "../core/logger.ts";
+import type { Log } from "../resource/runtime.ts";
+
+export interface LoggingOptions {
+  log?: Log | undefined;
+  logger?: Logger | undefined;
+  requestLogs?: boolean | undefined;
+}
+
+export interface AppLogging {
+  log: Log;
+  /** The request log, when `requestLogs` is on. */
+  observe: ((record: RequestRecord) => void) | undefined;
+  /** Writes what the flood guard and the logger still hold (app.close()). */
+  close(): Promise<void>;
+}
+
+export function appLogging(options: LoggingOptions): AppLogging {
+  const made = options.logger === undefined && options.requestLogs ? jsonLogger() : undefined;
+  const logger = options.logger ?? made;
+  let guarded: GuardedLog | undefined;
+  if (!options.log) guarded = floodGuarded(logger ? toLogger(logger) : toStderr);
+  return {
+    log: options.log ?? guarded!,
+    observe: options.requestLogs && logger ? (record) => logger.info(record, "request") : undefined,
+    async close() {
+      guarded?.close();
+      await made?.flush();
+    },
+  };
+}
+
+/** An error report as a logger's error line: the cause under `err`, as pino names it. */
+function toLogger(logger: Logger): Log {
+  return (message, error, fields) => {
+    const line: { err?: unknown } & LogFields = {};
+    if (error !== undefined) line.err = error;
+    if (fields?.requestId) line.requestId = fields.requestId;
+    logger.error(line, message);
+  };
+}
+
+function toStderr(message: string, error?: unknown, fields?: LogFields): void {
+  const line = fields?.requestId ? `${message} (request ${fields.requestId})` : message;
+  if (error === undefined) console.error(line);
+  else console.error(line, error);
+}

@@ -1,0 +1,81 @@
+// The structured logger crudkit writes to: pino's calling convention (`logger.info(fields, msg)`),
+// so `pino()` (or any logger with the same methods) plugs in as it is. Without one, JSON lines
+// in pino's shape go to stderr through a sink that never blocks (line-sink.ts); `pretty` gives
+// one readable line per event instead, for development.
+
+import { type LineSink, lineSink } from "./line-sink.ts";
+
+/** What crudkit needs of a logger: pino's methods (pino itself fits). */
+export interface Logger {
+  info(fields: object, message?: string): void;
+  warn(fields: object, message?: string): void;
+  error(fields: object, message?: string): void;
+}
+
+export interface JsonLoggerOptions {
+  /** Where the lines go. @default stderr, never blocking */
+  sink?: LineSink;
+  /** One readable line per event instead of JSON. @default false */
+  pretty?: boolean;
+}
+
+const LEVELS = { info: 30, warn: 40, error: 50 } as const;
+type Level = keyof typeof LEVELS;
+
+/**
+ * A logger writing JSON lines as pino does (`level`, `time`, `msg`, then the fields; an error
+ * under `err` as `{ type, message, stack }`).
+ *
+ * @example
+ * const logger = jsonLogger({ pretty: process.env.LOG_FORMAT === "pretty" });
+ * logger.info({ route: "/api/product/:id", status: 200 }, "request");
+ */
+export function jsonLogger(options: JsonLoggerOptions = {}): Logger & { flush(): Promise<void> } {
+  const sink = options.sink ?? lineSink();
+  const line = options.pretty ? prettyLine : jsonLine;
+  const at = (level: Level) => (fields: object, message?: string) => sink.write(line(level, fields, message));
+  return { info: at("info"), warn: at("warn"), error: at("error"), flush: () => sink.flush() };
+}
+
+function jsonLine(level: Level, fields: object, message: string | undefined): string {
+  const out: Record<string, unknown> = { level: LEVELS[level], time: Date.now() };
+  if (message !== undefined) out.msg = message;
+  for (const [key, value] of Object.entries(fields))
+    out[key] = key === "err" ? serializedError(value) : value;
+  return `${safeStringify(out)}\n`;
+}
+
+function prettyLine(level: Level, fields: object, message: string | undefined): string {
+  const { err, ...rest } = fields as Record<string, unknown>;
+  const time = new Date().toISOString().slice(11, 23);
+  const pairs = Object.entries(rest)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${key}=${typeof value === "string" ? value : safeStringify(value)}`)
+    .join(" ");
+  const cause = err === undefined ? "" : `\n${serializedError(err).stack ?? serializedError(err).message}`;
+  return `${time} ${level.toUpperCase().padEnd(5)} ${message ?? ""}${pairs ? ` ${pairs}` : ""}${cause}\n`;
+}
+
+/** An error as pino serializes it; anything else thrown as its text. */
+function serializedError(error: unknown): { type: string; message: string; stack?: string } {
+  if (error instanceof Error)
+    return { type: error.name, message: error.message, ...(error.stack ? { stack: error.stack } : {}) };
+  return { type: typeof error, message: String(error) };
+}
+
+/** JSON of a line's fields: a BigInt as its digits, a cycle as "[Circular]"; never throws. */
+function safeStringify(value: unknown): string {
+  const seen = new WeakSet<object>();
+  try {
+    return JSON.stringify(value, (_key, item: unknown) => {
+      if (typeof item === "bigint") return item.toString();
+      if (typeof item === "object" && item !== null) {
+        if (seen.has(item)) return "[Circular]";
+        seen.add(item);
+      }
+      return item;
+    });
+  } catch {
+    return JSON.stringify(String(value));
+  }
+}
