@@ -160,7 +160,7 @@ async function measure(
   };
 }
 
-interface Row {
+export interface Row {
   variant: Variant;
   requests: number;
   cpu: number;
@@ -169,7 +169,7 @@ interface Row {
   wire: Wire;
 }
 
-async function runTable(table: Table, options: HttpBenchOptions): Promise<Row[]> {
+export async function runTable(table: Table, options: HttpBenchOptions): Promise<Row[]> {
   const requests = new Map<Variant, autocannon.Request[]>();
   for (const variant of table.variants) requests.set(variant, await requestsOf(variant));
   const runs = new Map<Variant, Measurement[]>(table.variants.map((v) => [v, []]));
@@ -261,7 +261,7 @@ async function startServers(dir: string) {
   };
 }
 
-async function seed(target: Target, count: number): Promise<string[]> {
+export async function seed(target: Target, count: number): Promise<string[]> {
   const names = ["Hat", "Scarf", "Glove", "Boot", "Sock", "Coat", "Belt", "Shirt"];
   const ids: string[] = [];
   for (let i = 0; i < count; i += 16) {

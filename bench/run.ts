@@ -16,6 +16,8 @@
 //   --http: issue 46's bench instead (bench/http.ts): a 100-record list's bytes identity vs gzip vs
 //   brotli and req/s with compression off vs on, list ETags off vs on (and 304 revalidations) on
 //   100- and 10-record lists, HEAD vs GET; --seed products (at least 100)
+//   --logs: issue 44's bench instead (bench/logs.ts): a read and a 10-record list with request logs
+//   (REQUEST_LOGS, to a file) off vs on
 //   --realtime: the realtime bench only (bench/realtime.ts): 1,000 subscribers, 100 writes/s; the
 //   full run (no --only) ends with it too. --subscribers <n> (1000), --rate <writes/s> (100)
 //   --only <text>: just the scenarios whose name contains it, and no 100 MiB upload
@@ -34,6 +36,7 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { runAdminBench } from "./admin.ts";
 import { runHttpBench } from "./http.ts";
+import { runLogsBench } from "./logs.ts";
 import { runRealtime } from "./realtime.ts";
 import { runScale } from "./scale.ts";
 import {
@@ -67,6 +70,7 @@ const { values: args } = parseArgs({
     webhooks: { type: "boolean" },
     types: { type: "boolean" },
     http: { type: "boolean" },
+    logs: { type: "boolean" },
     "coalesced-reference": { type: "boolean" },
     source: { type: "boolean" },
     subscribers: { type: "string", default: "1000" },
@@ -448,6 +452,8 @@ buildPackage();
 if (args.types) runTypesBench();
 else if (args.http)
   await runHttpBench({ duration: DURATION, connections: CONNECTIONS, rounds: ROUNDS, seed: SEED });
+else if (args.logs)
+  await runLogsBench({ duration: DURATION, connections: CONNECTIONS, rounds: ROUNDS, seed: SEED });
 else if (args.webhooks) await runWebhooksBench({ rounds: ROUNDS, duration: DURATION });
 else if (args.admin) await runAdminBench({ rows: Number(args.rows ?? 1_000_000), db: args.db });
 else if (args.teams)

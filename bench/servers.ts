@@ -2,7 +2,7 @@
 // process on a free loopback port, and a fresh PostgreSQL database when the API runs on one.
 
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { openSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -67,6 +67,8 @@ export interface StartOptions {
   listETags?: "on" | "off";
   /** A line per request on stderr (the example's REQUEST_LOGS), off unless asked likewise. @default "off" */
   requestLogs?: "on" | "off";
+  /** Where the server's stderr goes, instead of the bench's own (request logs go there). */
+  stderrFile?: string;
 }
 
 /** The secret the bench's webhooks are signed with. */
@@ -88,6 +90,7 @@ export async function start(
     compress = "off",
     listETags = "off",
     requestLogs = "off",
+    stderrFile,
   }: StartOptions = {},
 ): Promise<Target> {
   const port = await freePort();
@@ -117,7 +120,7 @@ export async function start(
         ? { TSX_TSCONFIG_PATH: BUILT_TSCONFIG }
         : {}),
     },
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["ignore", "pipe", stderrFile ? openSync(stderrFile, "a") : "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {

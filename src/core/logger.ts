@@ -38,6 +38,12 @@ export function jsonLogger(options: JsonLoggerOptions = {}): Logger & { flush():
 }
 
 function jsonLine(level: Level, fields: object, message: string | undefined): string {
+  // The common line (a request's): its fields' JSON spliced after the head, no copy made.
+  if (!("err" in fields)) {
+    const head = `{"level":${LEVELS[level]},"time":${Date.now()}${message === undefined ? "" : `,"msg":${JSON.stringify(message)}`}`;
+    const rest = safeStringify(fields);
+    return rest.length > 2 && rest.startsWith("{") ? `${head},${rest.slice(1)}\n` : `${head}}\n`;
+  }
   const out: Record<string, unknown> = { level: LEVELS[level], time: Date.now() };
   if (message !== undefined) out.msg = message;
   for (const [key, value] of Object.entries(fields))
@@ -65,6 +71,10 @@ function serializedError(error: unknown): { type: string; message: string; stack
 
 /** JSON of a line's fields: a BigInt as its digits, a cycle as "[Circular]"; never throws. */
 function safeStringify(value: unknown): string {
+  // The plain way first: a replacer function costs a call per key, on every request's line.
+  try {
+    return JSON.stringify(value);
+  } catch {}
   const seen = new WeakSet<object>();
   try {
     return JSON.stringify(value, (_key, item: unknown) => {
