@@ -55,3 +55,15 @@ export const journal = createResource({
   searchable: ["title"],
   access: { create: true, read: true, update: true, delete: true, list: true },
 });
+
+/** Creates always fail in a hook, as a bug would: a 500 whose cause must stay on the server. */
+export const failing = createResource({
+  name: "failing",
+  schema: withId({ name: z.string() }),
+  access: { create: true, read: true, list: true },
+  hooks: {
+    beforeCreate: () => {
+      throw new Error("a bug in a hook, with a secret path /srv/app/hooks.ts");
+    },
+  },
+});

@@ -55,6 +55,21 @@ describe("flood guard", () => {
     ]);
   });
 
+  it("one message with two different errors: two episodes, each written with its stack", () => {
+    const { lines, log } = guardedLines();
+    const first = new Error("null is not an object");
+    const second = new TypeError("x.map is not a function");
+    log("crudkit: the server could not complete the request", first, { requestId: "r1" });
+    log("crudkit: the server could not complete the request", first, { requestId: "r2" });
+    log("crudkit: the server could not complete the request", second, { requestId: "r3" });
+    log.close();
+    expect(lines).toEqual([
+      { message: "crudkit: the server could not complete the request", error: first },
+      { message: "crudkit: the server could not complete the request", error: second },
+      { message: "crudkit: the server could not complete the request: 1 more time" },
+    ]);
+  });
+
   it("a message that comes once is written once, and nothing closes it", () => {
     const { lines, log, advance } = guardedLines();
     log("crudkit: pruning audit logs failed", "disk full");

@@ -7,20 +7,9 @@ import { serve } from "crudkit-api/node";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { forEachDialect } from "./dialects.ts";
-import { openProduct } from "./fixtures.ts";
+import { failing, openProduct } from "./fixtures.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-const failing = createResource({
-  name: "failing",
-  schema: withId({ name: z.string() }),
-  access: { create: true, read: true, list: true },
-  hooks: {
-    beforeCreate: () => {
-      throw new Error("a bug in a hook, with a secret path /srv/app/hooks.ts");
-    },
-  },
-});
 
 describe("request ids", () => {
   forEachDialect(

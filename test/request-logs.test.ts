@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { lineSink } from "../src/core/line-sink.ts";
 import { forEachDialect } from "./dialects.ts";
+import { failing } from "./fixtures.ts";
 
 const SECRETS = {
   apiKey: "key-5ecret-0001",
@@ -130,16 +131,6 @@ describe("request logs", () => {
 
   it("errors go to the logger's error, the cause under err, with the request's id", async () => {
     const { lines, logger } = keepingLogger();
-    const failing = createResource({
-      name: "failing",
-      schema: withId({ name: z.string() }),
-      access: { create: true },
-      hooks: {
-        beforeCreate: () => {
-          throw new Error("a bug");
-        },
-      },
-    });
     const app = crudkit({
       database: { provider: "sqlite", url: ":memory:" },
       autoMigrate: true,
@@ -163,6 +154,46 @@ describe("request logs", () => {
         code: "INTERNAL_ERROR",
         requestId: "bug-1",
       });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("a logger that throws changes no answer: the read, the 404 and the 500 go out as made", async () => {
+    const throwing: Logger = {
+      info: () => {
+        throw new Error("the log shipper is down");
+      },
+      warn: () => {},
+      error: () => {
+        throw new Error("the log shipper is down");
+      },
+    };
+    const app = crudkit({
+      database: { provider: "sqlite", url: ":memory:" },
+      autoMigrate: true,
+      resources: [failing],
+      logger: throwing,
+      requestLogs: true,
+    });
+    try {
+      await app.ready;
+      expect((await app.handler(new Request("http://localhost/api/failing"))).status).toBe(200);
+      expect((await app.handler(new Request("http://localhost/api/failing/nope"))).status).toBe(404);
+      const failed = await app.handler(
+        new Request("http://localhost/api/failing", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ name: "x" }),
+        }),
+      );
+      expect(failed.status).toBe(500);
+      expect((await failed.json()).code).toBe("INTERNAL_ERROR");
+      // Methods named after Object.prototype's members are no route's.
+      for (const method of ["constructor", "toString", "hasOwnProperty"]) {
+        const odd = await app.handler(new Request("http://localhost/api/failing", { method }));
+        expect(odd.status, method).toBe(405);
+      }
     } finally {
       await app.close();
     }

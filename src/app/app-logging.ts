@@ -32,7 +32,20 @@ export function appLogging(options: LoggingOptions): AppLogging {
     observe: options.requestLogs && logger ? (record) => logger.info(record, "request") : undefined,
     async close() {
       guarded?.close();
-      await made?.flush();
+      // The logger's last lines (ours, or pino's, which has a flush too), for 2 s at most: a
+      // stalled stderr must not hold app.close() for ever.
+      const flushing = (logger as { flush?: () => unknown } | undefined)?.flush?.();
+      if (flushing instanceof Promise) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          flushing.catch(() => {}),
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, 2000);
+            timer.unref();
+          }),
+        ]);
+        clearTimeout(timer);
+      }
     },
   };
 }

@@ -21,10 +21,19 @@ export interface FloodGuardOptions {
 
 /** A message that is repeating: when it started, how often it came in all and since the last line. */
 interface Episode {
+  message: string;
   started: number;
   last: number;
   total: number;
   unwritten: number;
+}
+
+/** Distinct errors whose stack was written, remembered at most. */
+const MAX_STACKS = 1000;
+
+/** What tells two errors apart: their name and message. */
+function signatureOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 export interface GuardedLog extends Write {
@@ -57,12 +66,13 @@ export function floodGuarded(write: Write, options: FloodGuardOptions = {}): Gua
 
   const tick = () => {
     const at = now();
-    for (const [message, episode] of episodes) {
+    for (const [key, episode] of episodes) {
+      const { message } = episode;
       if (episode.unwritten > 0) {
         write(`${message}: ${more(episode.unwritten)} in the last ${seconds(windowMs)}`);
         episode.unwritten = 0;
       } else if (at - episode.last >= windowMs) {
-        episodes.delete(message);
+        episodes.delete(key);
         // A message that came once is not an episode: nothing to close.
         if (episode.total === 1) continue;
         write(
@@ -79,29 +89,34 @@ export function floodGuarded(write: Write, options: FloodGuardOptions = {}): Gua
 
   const log = ((message: string, error?: unknown, fields?: LogFields) => {
     const at = now();
-    const episode = episodes.get(message);
+    // One episode per message and error: a new error under a generic message ("the server could
+    // not complete the request") is written, not counted into another's summary.
+    const signature = error === undefined ? "" : signatureOf(error);
+    const key = signature ? `${message}\u0000${signature}` : message;
+    const episode = episodes.get(key);
     if (episode) {
       episode.total++;
       episode.unwritten++;
       episode.last = at;
       return;
     }
-    episodes.set(message, { started: at, last: at, total: 1, unwritten: 0 });
+    episodes.set(key, { message, started: at, last: at, total: 1, unwritten: 0 });
     if (!timer) {
       timer = setInterval(tick, windowMs);
       timer.unref();
     }
     // The first line of an episode names the request it came from; the summaries count many.
     if (error === undefined) return write(message, undefined, fields);
-    const signature = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     if (stacksWritten.has(signature)) return write(`${message}: ${signature}`, undefined, fields);
+    // Bounded: errors whose text varies (an id in it) must not grow it for ever.
+    if (stacksWritten.size >= MAX_STACKS) stacksWritten.delete(stacksWritten.values().next().value!);
     stacksWritten.add(signature);
     write(message, error, fields);
   }) as GuardedLog;
   log.tick = tick;
   log.close = () => {
-    for (const [message, episode] of episodes)
-      if (episode.unwritten > 0) write(`${message}: ${more(episode.unwritten)}`);
+    for (const episode of episodes.values())
+      if (episode.unwritten > 0) write(`${episode.message}: ${more(episode.unwritten)}`);
     episodes.clear();
     clearInterval(timer);
     timer = undefined;

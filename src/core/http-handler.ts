@@ -73,9 +73,13 @@ export function createHttpHandler(handler: HandlerDeps): RequestHandler {
   const serve = answer(handler);
   const { cors } = handler;
   if (!cors) return serve;
-  // A preflight is answered before routing (no route takes OPTIONS); every answer gets the headers.
-  return async (request, info) =>
-    cors.preflight(request) ?? cors.decorate(request, await serve(request, info));
+  // A preflight is answered before routing (no route takes OPTIONS), and still names its request;
+  // every answer gets the headers.
+  return async (request, info) => {
+    const preflight = cors.preflight(request);
+    if (preflight) return identified(preflight, requestIdOf(request));
+    return cors.decorate(request, await serve(request, info));
+  };
 }
 
 /**
@@ -94,7 +98,12 @@ function answer(handler: HandlerDeps): RequestHandler {
     const requestId = requestIdOf(request);
     const seen: Seen = {};
     const response = identified(await answerOne(request, info, requestId, seen), requestId);
-    if (observe) observe(recordOf(request, response, requestId, seen, performance.now() - started));
+    if (observe) {
+      // A logger that throws must not turn an answer already made into a failure.
+      try {
+        observe(recordOf(request, response, requestId, seen, performance.now() - started));
+      } catch {}
+    }
     return response;
   };
 
@@ -135,7 +144,13 @@ function answer(handler: HandlerDeps): RequestHandler {
       return head ? await withoutBody(result) : result;
     } catch (error) {
       const privately = ctx?.identified === true;
-      const logged = (message: string, cause: unknown) => log(message, cause, { requestId });
+      const logged = (message: string, cause: unknown) => {
+        try {
+          log(message, cause, { requestId });
+        } catch {
+          // A log that throws does not stop the error answer.
+        }
+      };
       const apiError = toAPIError(error, logged, deps.driverErrors);
       seen.code = apiError.code;
       return errorResponse(apiError, { privately, vary, head }, requestId);

@@ -70,6 +70,11 @@ export function lineSink(options: LineSinkOptions = {}): LineSink {
     write(line) {
       if (queued + line.length > maxQueued) {
         dropped++;
+        // The count goes out with the next write, even when no other line comes.
+        if (!writing) {
+          writing = true;
+          setTimeout(pump, GATHER_MS);
+        }
         return;
       }
       queue.push(line);

@@ -71,13 +71,14 @@ export class EndpointRouter {
     let found = first;
     let fewest = Number.POSITIVE_INFINITY;
     for (const candidate of handlers) {
-      if (candidate[0].methods[method] && candidate[0].params < fewest) {
+      if (Object.hasOwn(candidate[0].methods, method) && candidate[0].params < fewest) {
         found = candidate;
         fewest = candidate[0].params;
       }
     }
     const [entry, paramMap] = found;
-    const endpoint = entry.methods[method];
+    // Own keys only: a method named `constructor` or `toString` is no route's.
+    const endpoint = Object.hasOwn(entry.methods, method) ? entry.methods[method] : undefined;
     if (!endpoint) {
       throw new APIError(
         "METHOD_NOT_ALLOWED",
