@@ -2,10 +2,9 @@
 // token, else a new one), a 5xx carries it in its body for the user to quote, and the log line of
 // that failure names it, on SQLite and PostgreSQL, through app.handler and a real server.
 
-import { createResource, crudkit, withId } from "crudkit-api";
+import { crudkit } from "crudkit-api";
 import { serve } from "crudkit-api/node";
 import { describe, expect, it, vi } from "vitest";
-import { z } from "zod";
 import { forEachDialect } from "./dialects.ts";
 import { failing, openProduct } from "./fixtures.ts";
 
