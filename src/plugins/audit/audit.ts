@@ -7,21 +7,12 @@ import { ConfigError } from "../../core/errors.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import type { AnyResourceHooks, HookContext } from "../../kit/index.ts";
-import {
-  auditChainTable,
-  type ChainWriter,
-  chainWriter,
-  columnsOfEntry,
-  ensureHead,
-  entryDigest,
-  insertingWriter,
-} from "./audit-chain.ts";
+import { auditChainTable, ensureHead } from "./audit-chain.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { auditHeadRoute } from "./audit-head-route.ts";
+import { chainKeeping } from "./audit-keeping.ts";
 import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
 import { pruneOlderThan } from "./audit-prune.ts";
-import { ensureSealFunction, PENDING_SEQ, pendingHash } from "./audit-seal-function.ts";
-import { type ChainSealer, chainSealer } from "./audit-sealer.ts";
 import { auditLogsTable, scopedAuditLogsTable } from "./audit-table.ts";
 import { type ChainReport, type VerifyOptions, verifyChain } from "./audit-verify.ts";
 import { historyRoutes } from "./history-route.ts";
@@ -88,11 +79,9 @@ export function audit(options: AuditOptions = {}) {
   let app: PluginContext | undefined;
   let timer: NodeJS.Timeout | undefined;
 
-  // The chain's statements are compiled once; each entry only binds its values (it runs on every write).
-  let chain: ChainWriter | undefined;
   const chained = options.chain !== false;
-  // PostgreSQL seals entries after commit, in the database, when its function could be made (init).
-  let sealer: ChainSealer | undefined;
+  // How entries join the chain; on PostgreSQL they are sealed after commit (audit-keeping.ts).
+  const keeping = chainKeeping(chained);
   const record = async (ctx: HookContext, change: EntryChange) => {
     const path = scopePath(ctx.resource);
     if (path) {
@@ -103,20 +92,11 @@ export function audit(options: AuditOptions = {}) {
       change.scope = (await of(change.after)) ?? (await of(change.before));
     }
     const entry = buildEntry(ctx, change, entryOptions);
-    chain ??= !chained
-      ? insertingWriter(app!, () => null)
-      : sealer
-        ? insertingWriter(
-            app!,
-            (e) => ({ seq: PENDING_SEQ, hash: entryDigest(columnsOfEntry(e)) }),
-            pendingHash,
-          )
-        : chainWriter(app!);
     // ctx.db is the write's transaction: the entry, and the chain's head it moves on, commit or
     // roll back with the change.
-    await chain.append(ctx.db, entry);
+    await keeping.writer(app!).append(ctx.db, entry);
     // A recorded read's entry committed in append(); a write's commits with it (afterWriteCommit).
-    if (!ctx.db.isTransaction) sealer?.wake();
+    if (!ctx.db.isTransaction) keeping.wake();
   };
 
   const hooks: AnyResourceHooks = {};
@@ -133,7 +113,7 @@ export function audit(options: AuditOptions = {}) {
   if (chained)
     // Every commit: a flag of "this instance wrote an entry" would let a commit that lands just
     // after a seal go unwoken. A wake costs nothing while a seal is due anyway.
-    hooks.afterWriteCommit = () => sealer?.wake();
+    hooks.afterWriteCommit = () => keeping.wake();
 
   /** Deletes entries older than `retentionDays`; returns how many went. */
   async function prune(): Promise<number> {
@@ -141,10 +121,7 @@ export function audit(options: AuditOptions = {}) {
     if (retentionDays === undefined) return 0;
     // Pending entries are sealed first (a prune goes from the chain's start, by seq); one that
     // cannot be sealed now is left out of this prune, not a reason to skip it.
-    const context = app;
-    await sealer
-      ?.drain()
-      .catch((error) => context.log("audit(): prune() could not seal pending entries first", error));
+    await keeping.sealFirst(app, "prune()");
     return pruneOlderThan(app, new Date(Date.now() - retentionDays * DAY));
   }
 
@@ -157,11 +134,8 @@ export function audit(options: AuditOptions = {}) {
     if (!chained)
       throw new ConfigError("audit({ chain: false }) keeps no hash chain: there is nothing to verify.");
     // What cannot be sealed now (the head row gone, say: the walk reports it) is left pending.
-    const context = app;
-    await sealer
-      ?.drain()
-      .catch((error) => context.log("audit(): verify() could not seal pending entries first", error));
-    return verifyChain(context, options);
+    await keeping.sealFirst(app, "verify()");
+    return verifyChain(app, options);
   }
 
   /**
@@ -171,7 +145,7 @@ export function audit(options: AuditOptions = {}) {
    */
   async function seal(): Promise<void> {
     if (!app) throw new Error("audit(): seal() needs the app to be ready (await app.ready).");
-    await sealer?.drain();
+    await keeping.sealFirst(app);
   }
 
   return {
@@ -180,18 +154,13 @@ export function audit(options: AuditOptions = {}) {
     hooks,
     endpoints: (context: PluginContext) => [
       auditLogsRoute(context, options.access?.read),
-      ...(chained ? [auditHeadRoute(context, options.access?.read, async () => await sealer?.drain())] : []),
+      ...(chained ? [auditHeadRoute(context, options.access?.read, () => keeping.sealFirst(context))] : []),
       ...historyRoutes(context),
     ],
     async init(context: PluginContext) {
       app = context;
       if (chained) await ensureHead(context.db);
-      if (
-        chained &&
-        context.profile.name === "postgres" &&
-        (await ensureSealFunction(context.db, context.log))
-      )
-        sealer = chainSealer(context.db, context.log, context.profile.errors.unavailable);
+      await keeping.init(context);
       if (retentionDays === undefined) return;
       await prune();
       timer = setInterval(
@@ -202,7 +171,7 @@ export function audit(options: AuditOptions = {}) {
     },
     async close() {
       clearInterval(timer);
-      await sealer?.close();
+      await keeping.close();
     },
     prune,
     seal,

@@ -1,0 +1,61 @@
+// How an app's audit entries join the hash chain: plainly (`chain: false`), linked in their write
+// (MariaDB, SQLite, and PostgreSQL without the seal function), or pending and sealed after commit
+// (PostgreSQL). The writer is made once, on the first entry; the sealer at init.
+
+import type { PluginContext } from "../../core/plugin.ts";
+import {
+  type ChainWriter,
+  chainWriter,
+  columnsOfEntry,
+  entryDigest,
+  insertingWriter,
+} from "./audit-chain.ts";
+import { ensureSealFunction, PENDING_SEQ, pendingHash } from "./audit-seal-function.ts";
+import { type ChainSealer, chainSealer } from "./audit-sealer.ts";
+
+export interface ChainKeeping {
+  /** Makes the sealer on PostgreSQL, when the seal function is there or could be made. */
+  init(app: PluginContext): Promise<void>;
+  /** The writer of this app's entries (its statements compiled once). */
+  writer(app: PluginContext): ChainWriter;
+  /** Entries committed: seal soon (PostgreSQL). */
+  wake(): void;
+  /**
+   * Seals what committed before the call. With `what`, a failure is logged under that name and
+   * the caller goes on with what is sealed; without, it is thrown.
+   */
+  sealFirst(app: PluginContext, what?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function chainKeeping(chained: boolean): ChainKeeping {
+  let writer: ChainWriter | undefined;
+  let sealer: ChainSealer | undefined;
+  return {
+    async init(app) {
+      if (chained && app.profile.name === "postgres" && (await ensureSealFunction(app.db, app.log)))
+        sealer = chainSealer(app.db, app.log, app.profile.errors.unavailable);
+    },
+    writer(app) {
+      writer ??= !chained
+        ? insertingWriter(app, () => null)
+        : sealer
+          ? insertingWriter(
+              app,
+              (e) => ({ seq: PENDING_SEQ, hash: entryDigest(columnsOfEntry(e)) }),
+              pendingHash,
+            )
+          : chainWriter(app);
+      return writer;
+    },
+    wake: () => sealer?.wake(),
+    async sealFirst(app, what) {
+      if (!sealer) return;
+      if (what === undefined) return sealer.drain();
+      await sealer
+        .drain()
+        .catch((error) => app.log(`audit(): ${what} could not seal pending entries first`, error));
+    },
+    close: async () => sealer?.close(),
+  };
+}
