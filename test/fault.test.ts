@@ -231,6 +231,8 @@ for (const engine of engines) {
         };
         const clients = Array.from({ length: 8 }, writer);
         await wait(500);
+        // The lines of the outage (startup may have written its own before).
+        const before = written.length;
         await own.stop();
         await wait(5000);
         await own.start();
@@ -243,13 +245,18 @@ for (const engine of engines) {
         await wait(11_000);
         await server.close();
         await app.close();
-        console.log(`${engine.name} flood:`, refused, "answers of 503;", JSON.stringify(written, null, 1));
-        expect(written.length).toBeLessThanOrEqual(10);
-        const ended = written.find((line) =>
+        const outage = written.slice(before);
+        console.log(`${engine.name} flood:`, refused, "answers of 503;", JSON.stringify(outage, null, 1));
+        expect(outage.length).toBeLessThanOrEqual(10);
+        const ended = outage.filter((line) =>
           line.startsWith("crudkit: the database is unavailable: not seen again"),
         );
-        expect(ended).toBeDefined();
-        expect(Number(/ ([\d,]+) times in all/.exec(ended!)![1]!.replaceAll(",", ""))).toBe(refused);
+        expect(ended.length).toBeGreaterThan(0);
+        const total = ended.reduce(
+          (sum, line) => sum + Number(/ ([\d,]+) times in all/.exec(line)![1]!.replaceAll(",", "")),
+          0,
+        );
+        expect(total).toBe(refused);
       } finally {
         spy.mockRestore();
       }

@@ -55,7 +55,7 @@ describe("flood guard", () => {
     ]);
   });
 
-  it("one message with two different errors: two episodes, each written with its stack", () => {
+  it("one message with two different errors: each error written once, with its stack; the rest counted", () => {
     const { lines, log } = guardedLines();
     const first = new Error("null is not an object");
     const second = new TypeError("x.map is not a function");

@@ -22,6 +22,8 @@ export interface FloodGuardOptions {
 /** A message that is repeating: when it started, how often it came in all and since the last line. */
 interface Episode {
   message: string;
+  /** The distinct errors seen in it (each written once). */
+  errors: Set<string>;
   started: number;
   last: number;
   total: number;
@@ -30,6 +32,8 @@ interface Episode {
 
 /** Distinct errors whose stack was written, remembered at most. */
 const MAX_STACKS = 1000;
+/** Distinct errors written within one episode at most; more are counted only. */
+const MAX_ERRORS_PER_EPISODE = 10;
 
 /** What tells two errors apart: their name and message. */
 function signatureOf(error: unknown): string {
@@ -87,31 +91,46 @@ export function floodGuarded(write: Write, options: FloodGuardOptions = {}): Gua
     }
   };
 
-  const log = ((message: string, error?: unknown, fields?: LogFields) => {
-    const at = now();
-    // One episode per message and error: a new error under a generic message ("the server could
-    // not complete the request") is written, not counted into another's summary.
-    const signature = error === undefined ? "" : signatureOf(error);
-    const key = signature ? `${message}\u0000${signature}` : message;
-    const episode = episodes.get(key);
-    if (episode) {
-      episode.total++;
-      episode.unwritten++;
-      episode.last = at;
-      return;
-    }
-    episodes.set(key, { message, started: at, last: at, total: 1, unwritten: 0 });
-    if (!timer) {
-      timer = setInterval(tick, windowMs);
-      timer.unref();
-    }
-    // The first line of an episode names the request it came from; the summaries count many.
+  /** A line for an error: its stack the first time ever, its name and message after that. */
+  const written = (message: string, error: unknown, signature: string, fields?: LogFields) => {
     if (error === undefined) return write(message, undefined, fields);
     if (stacksWritten.has(signature)) return write(`${message}: ${signature}`, undefined, fields);
     // Bounded: errors whose text varies (an id in it) must not grow it for ever.
     if (stacksWritten.size >= MAX_STACKS) stacksWritten.delete(stacksWritten.values().next().value!);
     stacksWritten.add(signature);
     write(message, error, fields);
+  };
+
+  const log = ((message: string, error?: unknown, fields?: LogFields) => {
+    const at = now();
+    const signature = error === undefined ? "" : signatureOf(error);
+    const episode = episodes.get(message);
+    if (episode) {
+      episode.total++;
+      episode.last = at;
+      // A new error under a repeating message (a generic one, "the server could not complete the
+      // request") is written once, not only counted into the summary.
+      if (signature && !episode.errors.has(signature) && episode.errors.size < MAX_ERRORS_PER_EPISODE) {
+        episode.errors.add(signature);
+        return written(message, error, signature, fields);
+      }
+      episode.unwritten++;
+      return;
+    }
+    episodes.set(message, {
+      message,
+      started: at,
+      last: at,
+      total: 1,
+      unwritten: 0,
+      errors: new Set(signature ? [signature] : []),
+    });
+    if (!timer) {
+      timer = setInterval(tick, windowMs);
+      timer.unref();
+    }
+    // The first line of an episode names the request it came from; the summaries count many.
+    written(message, error, signature, fields);
   }) as GuardedLog;
   log.tick = tick;
   log.close = () => {
