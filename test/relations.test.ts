@@ -213,6 +213,18 @@ forEachDialect((dialect) => {
     it("runs one query per relation, whatever the number of records", async () => {
       const queries: string[] = [];
       const counted = makeApp(await countingKysely(dialect.name, await dialect.fresh(), queries));
+      try {
+        await countQueries(counted, queries);
+      } finally {
+        await counted.close();
+      }
+    });
+
+    /** The reads of a request, not the audit sealer's calls, which run on their own time. */
+    const selectsOf = (queries: string[]) =>
+      queries.filter((q) => /^\s*select/i.test(q) && !q.includes("crudkit_audit_seal"));
+
+    async function countQueries(counted: ReturnType<typeof makeApp>, queries: string[]) {
       await counted.ready;
       const authorIds: string[] = [];
       const companies: string[] = [];
@@ -241,7 +253,7 @@ forEachDialect((dialect) => {
       });
       expect(page.items).toHaveLength(15);
       expect(page.items.every((p) => p.author?.name.startsWith("A") && p.comments.length === 1)).toBe(true);
-      const selects = queries.filter((q) => /^\s*select/i.test(q));
+      const selects = selectsOf(queries);
       // The count, the page, one for the authors and one for the comments.
       expect(selects).toHaveLength(4);
       // Nested and reverse of reverse: one more query per relation, never one per record.
@@ -253,7 +265,7 @@ forEachDialect((dialect) => {
       expect(nested.items.every((c) => c.post?.author?.company?.name.startsWith("C"))).toBe(true);
       expect(nested.items.every((c) => c.post?.comments.length === 1)).toBe(true);
       // The count, the page, posts, authors, companies, and the posts' comments.
-      expect(queries.filter((q) => /^\s*select/i.test(q))).toHaveLength(6);
+      expect(selectsOf(queries)).toHaveLength(6);
       queries.length = 0;
       const one = await counted.api.readAuthor({
         overrideAccess: true,
@@ -263,9 +275,8 @@ forEachDialect((dialect) => {
       expect(one.posts).toHaveLength(3);
       expect(one.posts.every((p) => p.comments.length === 1)).toBe(true);
       // The author, her company, her posts, their comments.
-      expect(queries.filter((q) => /^\s*select/i.test(q))).toHaveLength(4);
-      await counted.close();
-    });
+      expect(selectsOf(queries)).toHaveLength(4);
+    }
   });
 
   describe("relation filters", () => {
