@@ -23,6 +23,7 @@ import { autoMigrate } from "../db/auto-migrate.ts";
 import { type Database, type DatabaseOptions, openDatabase } from "../db/database.ts";
 import { hostOf } from "../db/database-url.ts";
 import type { DialectProfile } from "../db/dialect.ts";
+import type { StatementProbe } from "../db/observed-statements.ts";
 import type { TableDefinition } from "../db/table-definition.ts";
 import { buildOpenApi, type OpenApiDocument } from "../openapi/document.ts";
 import type { ListLanguage } from "../openapi/list-language.ts";
@@ -51,6 +52,7 @@ import { pluginRuleSets, valueAt } from "../resource/rule-paths.ts";
 import { createResourceRuntime, type Log, type ResourceRuntime } from "../resource/runtime.ts";
 import type { AnyResource, RecordOf } from "../resource/types.ts";
 import { appLogging } from "./app-logging.ts";
+import { appTelemetry, requestObservers } from "./app-telemetry.ts";
 import { docsEndpoints } from "./docs-page.ts";
 import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
 import { buildApi, createServerCalls, pagesOf } from "./in-process-api.ts";
@@ -268,7 +270,9 @@ export function crudkit<
   const given: readonly CrudkitPlugin[] = options.plugins ?? [];
   checkNames(options.resources, given);
 
-  const { database, jsonDepth } = openAppDatabase(options, log);
+  const observed = appTelemetry();
+  const { database, jsonDepth } = openAppDatabase(options, log, observed.probe);
+  observed.bind(database);
   const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };
   const runtimes = new Map<string, ResourceRuntime>();
   const identify = chainIdentify(
@@ -286,6 +290,7 @@ export function crudkit<
   const pluginContext = pluginContextOf(database, runtimes, {
     basePath,
     log,
+    telemetry: observed.telemetry,
     hooks: chainHooks(plugins.map((p) => p.hooks)),
     jsonDepth,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
@@ -338,7 +343,7 @@ export function crudkit<
   };
   const inFlight = new InFlight();
   const api = buildApi(endpoints, { deps, startup: gate, log, inFlight });
-  const http = { ...httpOf(options, plugins), observe: logging.observe };
+  const http = { ...httpOf(options, plugins), observe: requestObservers(logging.observe, plugins) };
   const handler = createHttpHandler({ router, deps, startup: gate, log, inFlight, ...http });
   for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;
   return {
@@ -447,11 +452,12 @@ function openAppDatabase(
     "database" | "statementTimeout" | "maxJsonDepth"
   >,
   log: Log,
+  probe: StatementProbe,
 ): { database: Database; jsonDepth: number } {
   const statementTimeout = options.statementTimeout ?? 10_000;
   if (!(Number.isFinite(statementTimeout) && statementTimeout >= 0))
     throw new ConfigError("statementTimeout must be a number of milliseconds, 0 for no limit.");
-  const database = openDatabase(options.database, log, statementTimeout);
+  const database = openDatabase(options.database, log, statementTimeout, probe);
   try {
     return { database, jsonDepth: jsonDepthFor(options.maxJsonDepth, database.profile) };
   } catch (error) {
@@ -476,7 +482,10 @@ function withPages(
 function pluginContextOf(
   database: Database,
   runtimes: ReadonlyMap<string, ResourceRuntime>,
-  given: Pick<PluginContext, "basePath" | "log" | "hooks" | "jsonDepth" | "bodyLimit" | "listLimits">,
+  given: Pick<
+    PluginContext,
+    "basePath" | "log" | "telemetry" | "hooks" | "jsonDepth" | "bodyLimit" | "listLimits"
+  >,
 ): PluginContext {
   return {
     db: database.kysely,

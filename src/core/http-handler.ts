@@ -14,6 +14,7 @@ import { minimalAnswer, prefersMinimal } from "./prefer.ts";
 import { requestIdOf } from "./request-id.ts";
 import { type AnswerFor, errorResponse, jsonResponse, PRIVATE, versionedResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
+import { endRequestTrace, startRequestTrace, withinTrace } from "./tracing.ts";
 
 /** What the host knows about a request beyond the Request itself. */
 export interface ConnectionInfo {
@@ -97,7 +98,16 @@ function answer(handler: HandlerDeps): RequestHandler {
     const started = observe ? performance.now() : 0;
     const requestId = requestIdOf(request);
     const seen: Seen = {};
-    const response = identified(await answerOne(request, info, requestId, seen), requestId);
+    const traced = startRequestTrace(request);
+    const answered = traced
+      ? withinTrace(traced, () => answerOne(request, info, requestId, seen))
+      : answerOne(request, info, requestId, seen);
+    const response = identified(await answered, requestId);
+    if (traced) {
+      traced.span.setAttribute("crudkit.request_id", requestId);
+      const { route, code } = seen;
+      endRequestTrace(traced, { method: request.method, route, status: response.status, code });
+    }
     if (observe) {
       // A logger that throws must not turn an answer already made into a failure.
       try {

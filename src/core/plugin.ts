@@ -9,7 +9,9 @@ import type { AnyResourceHooks, HookChain } from "../resource/hooks.ts";
 import type { FileRecord } from "../resource/references.ts";
 import type { FileRefSpec } from "../schema/field-marks.ts";
 import type { Endpoint, EndpointContext } from "./endpoint.ts";
+import type { RequestRecord } from "./http-handler.ts";
 import type { Identify, MaybePromise, User } from "./identity.ts";
+import type { Telemetry } from "./telemetry.ts";
 
 /** What a plugin may read from the app it is added to. */
 export interface PluginContext {
@@ -21,6 +23,8 @@ export interface PluginContext {
   readonly hooks: HookChain;
   readonly basePath: string;
   readonly log: (message: string, error?: unknown) => void;
+  /** What the app reports of its work (statements, plugins' counts and levels), for metrics(). */
+  readonly telemetry: Telemetry;
   /** How deep request JSON may nest (the app's `maxJsonDepth`). */
   readonly jsonDepth: number;
   /** Largest JSON request body, in bytes (the app's `bodyLimit`). */
@@ -113,6 +117,11 @@ export interface CrudkitPlugin {
   readCache?: ReadCache;
   /** Readiness of a service the plugin needs (Redis, say): rejects when it is down. `GET /health` asks it. */
   health?: () => Promise<unknown>;
+  /**
+   * Told of every HTTP request once it is answered (metrics()): its route template, status,
+   * duration, caller. Must not throw, and must be quick: it runs on every request.
+   */
+  observe?: (record: RequestRecord) => void;
   /** Releases timers and connections; `app.close()` calls it. */
   close?: () => MaybePromise<void>;
   /**

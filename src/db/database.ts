@@ -3,10 +3,12 @@
 import { type Dialect, Kysely, MysqlAdapter, PostgresAdapter, SqliteAdapter } from "kysely";
 import { ConfigError } from "../core/errors.ts";
 import { type DialectName, type DialectProfile, dialectProfile } from "./dialect.ts";
+import { observeDirectPath } from "./direct-path.ts";
 import { openMysql } from "./engines/mysql/driver.ts";
 import { openPostgres } from "./engines/postgres/driver.ts";
 import { openSqlite, sqlitePath } from "./engines/sqlite/driver.ts";
 import { createSqliteReaders } from "./engines/sqlite/readers.ts";
+import { observedDialect, type StatementProbe } from "./observed-statements.ts";
 import type { ReaderThreads } from "./reader-threads.ts";
 
 export type DatabaseOptions =
@@ -42,10 +44,20 @@ export function openDatabase(
   log: (message: string, error?: unknown) => void,
   /** PostgreSQL and MySQL: milliseconds a statement may run (0: no limit). */
   statementTimeout = 0,
+  /**
+   * Observes every statement (metrics, traces). A Kysely instance given as it is keeps its own
+   * executor: only its direct-path statements would be seen, so none are.
+   */
+  probe?: StatementProbe,
 ): Database {
   if (isKysely(options)) return describe(options);
+  const wrap = (dialect: Dialect) => (probe ? observedDialect(dialect, probe) : dialect);
+  const observed = (kysely: Kysely<any>) => {
+    if (probe) observeDirectPath(kysely, probe);
+    return kysely;
+  };
   if (typeof (options as Partial<Dialect> | null)?.createDriver === "function") {
-    return describe(new Kysely<any>({ dialect: options as Dialect }));
+    return describe(observed(new Kysely<any>({ dialect: wrap(options as Dialect) })));
   }
   const { provider, url } = (options ?? {}) as { provider?: unknown; url?: unknown };
   if (provider !== "sqlite" && provider !== "postgres" && provider !== "mysql") {
@@ -56,16 +68,19 @@ export function openDatabase(
   if (typeof url !== "string" || url === "") {
     throw new ConfigError(`database.url must be a string such as "${EXAMPLE_URLS[provider]}".`);
   }
-  if (provider === "postgres") return described(openPostgres(url, log, statementTimeout), "postgres");
-  if (provider === "mysql") return described(openMysql(url, log, statementTimeout), "mysql");
+  if (provider === "postgres")
+    return described(observed(openPostgres(url, log, statementTimeout, wrap)), "postgres");
+  if (provider === "mysql") return described(observed(openMysql(url, log, statementTimeout, wrap)), "mysql");
   const readers = (options as { readers?: unknown }).readers ?? 2;
   if (typeof readers !== "number" || !Number.isInteger(readers) || readers < 0 || readers > 64)
     throw new ConfigError(`database.readers must be a whole number from 0 to 64, got ${String(readers)}.`);
   const path = sqlitePath(url);
-  const main = openSqlite(url);
+  const main = observed(openSqlite(url, wrap));
   return {
     ...describe(main),
-    ...(readers > 0 && path !== ":memory:" ? { readers: createSqliteReaders(path, readers, main) } : {}),
+    ...(readers > 0 && path !== ":memory:"
+      ? { readers: createSqliteReaders(path, readers, main, wrap) }
+      : {}),
   };
 }
 

@@ -5,6 +5,7 @@
 // the engine decides which of those may use it.
 
 import type { Kysely } from "kysely";
+import { observedRun, type StatementProbe } from "./observed-statements.ts";
 
 export interface StatementResult<Row = Record<string, unknown>> {
   rows: Row[];
@@ -22,6 +23,9 @@ export interface DirectPath {
 }
 
 const paths = new WeakMap<object, (db: Kysely<any>) => DirectPath | undefined>();
+const probes = new WeakMap<object, StatementProbe>();
+/** Each engine path with its statements observed, made once. */
+const observed = new WeakMap<DirectPath, DirectPath>();
 
 /** Registers the direct path of `kysely` and of what shares its adapter, when `resolve` allows. */
 export function registerDirectPath(
@@ -31,7 +35,24 @@ export function registerDirectPath(
   paths.set(kysely.getExecutor().adapter, resolve);
 }
 
+/** The statements `kysely`'s direct path runs are observed by `probe` (observed-statements.ts). */
+export function observeDirectPath(kysely: Kysely<any>, probe: StatementProbe): void {
+  probes.set(kysely.getExecutor().adapter, probe);
+}
+
 /** How to run statements on `db` straight away, when its engine allows it now. */
 export function directPath(db: Kysely<any>): DirectPath | undefined {
-  return paths.get(db.getExecutor().adapter)?.(db);
+  const { adapter } = db.getExecutor();
+  const path = paths.get(adapter)?.(db);
+  const probe = path && probes.get(adapter);
+  if (!probe) return path;
+  let watched = observed.get(path);
+  if (!watched) {
+    watched = {
+      run: (sql, parameters) => observedRun(probe, sql, () => path.run(sql, parameters)),
+      first: (sql, parameters) => observedRun(probe, sql, () => path.first(sql, parameters)),
+    };
+    observed.set(path, watched);
+  }
+  return watched;
 }

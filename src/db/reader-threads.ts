@@ -22,6 +22,8 @@ export interface ReaderThreads {
     values: Readonly<Record<string, unknown>>,
     filtered: boolean,
   ): Promise<boolean>;
+  /** Reads sent to the threads and not answered yet (metrics()). */
+  queued(): number;
   /** The threads running now, for diagnostics and tests. */
   threads(): readonly Worker[];
   close(): Promise<void>;

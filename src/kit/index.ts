@@ -6,11 +6,20 @@
 export { defineEndpoint } from "../core/define-endpoint.ts";
 export type { Endpoint, EndpointContext } from "../core/endpoint.ts";
 export { APIError } from "../core/errors.ts";
+export type { RequestRecord } from "../core/http-handler.ts";
 export type { User } from "../core/identity.ts";
 // The contract, whole: what a plugin is, and what it is given (every type of core/plugin.ts:
 // CrudkitPlugin, PluginContext, CachedRead, ReadCache, OwnedFiles, FileOwner, GarbageReport, WrappedDoc).
 export type * from "../core/plugin.ts";
 export { RequestCache } from "../core/request-cache.ts";
+export type {
+  StatementRecord,
+  Telemetry,
+  TelemetryCount,
+  TelemetryLevel,
+} from "../core/telemetry.ts";
+// Spans under the request's (a no-op unless the app registers an OpenTelemetry SDK).
+export { endSpan, startRootSpan, traced, tracing } from "../core/tracing.ts";
 // Tables a plugin owns, and values in and out of their columns on every engine.
 export { dateFromColumn, dateToColumn, jsonFromColumn } from "../db/column-values.ts";
 export { isUniqueViolation } from "../db/database.ts";

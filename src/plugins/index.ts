@@ -18,6 +18,7 @@ export { type IdempotencyOptions, idempotency } from "./idempotency/idempotency.
 export { type IdempotencyRedis, redisIdempotencyStore } from "./idempotency/redis-store.ts";
 export type { IdempotencyStore, KeyEntry, StoredAnswer } from "./idempotency/store.ts";
 export { type JwtOptions, jwt } from "./jwt/jwt.ts";
+export { type MetricsOptions, type MetricsPlugin, metrics } from "./metrics/metrics.ts";
 export {
   type RateLimitBy,
   type RateLimitOptions,

@@ -185,6 +185,11 @@ class EventStream implements Stream {
     );
   }
 
+  /** An event's frame, counted as sent (metrics()). */
+  send(bytes: Uint8Array): void {
+    if (this.write(bytes)) this.hub.eventSent();
+  }
+
   write(bytes: Uint8Array): boolean {
     if (!this.open) return false;
     this.waiting.push(bytes);
@@ -225,12 +230,12 @@ class EventStream implements Stream {
     const record = event.record;
     if (!record) {
       // A delete too large for the bus: only a subscriber who sees every row may hear of it.
-      if (!this.scope && !this.subscriber.where) this.write(frame(this.hidden));
+      if (!this.scope && !this.subscriber.where) this.send(frame(this.hidden));
       return;
     }
     const seen = this.visible(record);
     if (seen !== undefined) {
-      if (seen) this.write(frame(this.hidden));
+      if (seen) this.send(frame(this.hidden));
       return;
     }
     // The row rule names related records: the database decides (a deleted record cannot be asked).
@@ -239,7 +244,7 @@ class EventStream implements Stream {
     this.pending = this.pending
       .then(async () => {
         if (this.open && (await rt.store.findById(rt.db, event.recordId, this.scope)))
-          this.write(frame(this.hidden));
+          this.send(frame(this.hidden));
       })
       .catch((error) => rt.log("crudkit: a realtime event could not be checked", error));
   }

@@ -62,6 +62,8 @@ export interface RealtimeStats {
 }
 
 export class RealtimeHub {
+  /** Told of each event frame written to a stream (the plugin counts them for metrics()). */
+  eventSent: () => void = () => {};
   readonly settings: Required<Omit<RealtimeOptions, "bus">>;
   readonly bus: RealtimeBus;
   #streams = new Map<string, Set<Stream>>();

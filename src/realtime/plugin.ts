@@ -57,7 +57,11 @@ export function realtimePlugin(options: true | RealtimeOptions, deps: RealtimeDe
       if (!rt) return undefined;
       return (ctx) => (wantsEvents(ctx) ? openStream(rt, hub, identify, ctx) : handler(ctx));
     },
-    init: () => hub.start(),
+    init: (app) => {
+      hub.eventSent = () => app.telemetry.count("realtime.eventSent");
+      app.telemetry.level("realtime.streams", () => hub.stats().streams);
+      return hub.start();
+    },
     endStreams: () => hub.endStreams(),
     // An eighth of the connections (16 at least) stay for ordinary requests, whatever streams hold.
     reserveConnections: (maxConnections) =>

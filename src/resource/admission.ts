@@ -6,6 +6,7 @@ import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
 import { RequestCache } from "../core/request-cache.ts";
+import { traced, tracing } from "../core/tracing.ts";
 import { type Condition, namesOtherTables } from "../query/where.ts";
 import {
   type AccessContext,
@@ -89,7 +90,11 @@ export async function admit(
     cache: ctx.cache,
   };
   if (writes) await rt.fieldPolicy.checkWrites(body, access);
-  const admission = await decide(rt, access);
+  const admission = await (tracing()
+    ? traced("crudkit.access", { "crudkit.resource": resource.name, "crudkit.operation": operation }, () =>
+        decide(rt, access),
+      )
+    : decide(rt, access));
   // Validation comes after the rule (DESIGN §4): a refused caller learns nothing about the schema.
   if (writes) {
     admission.data = validated(rt, operation, body);

@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import type { MaybePromise, User } from "../core/identity.ts";
 import type { RequestCache } from "../core/request-cache.ts";
 import type { ServerApi } from "../core/server-api.ts";
+import { traced, tracing } from "../core/tracing.ts";
 import type { ListQuery, ListResult } from "../query/list-query.ts";
 import type { Operation } from "./access.ts";
 
@@ -99,8 +100,18 @@ const HOOK_NAMES: readonly HookName[] = [
 export function chainHooks(all: readonly (AnyResourceHooks | undefined)[]): HookChain {
   const chain = {} as Record<HookName, HookFn[]>;
   for (const name of HOOK_NAMES)
-    chain[name] = all.flatMap((hooks) => (hooks?.[name] ? [hooks[name] as HookFn] : []));
+    chain[name] = all.flatMap((hooks) => (hooks?.[name] ? [tracedHook(name, hooks[name] as HookFn)] : []));
   return chain;
+}
+
+/** A hook run in a span of its own when the request is traced (core/tracing.ts). */
+function tracedHook(name: HookName, hook: HookFn): HookFn {
+  const span = `crudkit.hook ${name}`;
+  return (ctx) => {
+    if (!tracing()) return hook(ctx);
+    const resource = String((ctx as { resource?: unknown }).resource ?? "");
+    return traced(span, { "crudkit.hook": name, "crudkit.resource": resource }, () => hook(ctx));
+  };
 }
 
 /** Runs hooks in order; a hook that returns a value replaces the value the next one sees. */

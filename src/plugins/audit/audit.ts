@@ -6,7 +6,7 @@
 import { ConfigError } from "../../core/errors.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { PluginContext } from "../../core/plugin.ts";
-import type { AnyResourceHooks, HookContext } from "../../kit/index.ts";
+import { type AnyResourceHooks, type HookContext, traced } from "../../kit/index.ts";
 import { auditChainTable, ensureHead } from "./audit-chain.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { auditHeadRoute } from "./audit-head-route.ts";
@@ -94,7 +94,9 @@ export function audit(options: AuditOptions = {}) {
     const entry = buildEntry(ctx, change, entryOptions);
     // ctx.db is the write's transaction: the entry, and the chain's head it moves on, commit or
     // roll back with the change.
-    await keeping.writer(app!).append(ctx.db, entry);
+    await traced("crudkit.audit.write", { "crudkit.resource": ctx.resource }, () =>
+      keeping.writer(app!).append(ctx.db, entry),
+    );
     // A recorded read's entry committed in append(); a write's commits with it (afterWriteCommit).
     if (!ctx.db.isTransaction) keeping.wake();
   };

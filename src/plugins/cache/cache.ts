@@ -11,6 +11,7 @@ import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CachedRead, CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import type { RequestCache } from "../../core/request-cache.ts";
 import { PRIVATE, versionedResponse } from "../../core/respond.ts";
+import { traced, tracing } from "../../core/tracing.ts";
 import {
   type AnyResourceHooks,
   authorizePluginRoute,
@@ -81,6 +82,7 @@ export function cache(options: CacheOptions = {}) {
   const varyBy = options.varyBy ?? byUser;
   const counts = { hits: 0, misses: 0, errors: 0 };
   let log: PluginContext["log"] = (message, error) => console.error(message, error);
+  let telemetry: PluginContext["telemetry"] | undefined;
 
   async function serve(read: CachedRead, load: (read: CachedRead) => Promise<unknown>): Promise<unknown> {
     if (only && !only.has(read.resource)) return load(read);
@@ -92,6 +94,7 @@ export function cache(options: CacheOptions = {}) {
       const found = pending instanceof Promise ? await pending : pending;
       if (found.body !== undefined) {
         counts.hits++;
+        telemetry?.count("cache.hit");
         return answer(found.body, read.user ? PRIVATE_HIT : HIT_HEADERS, read);
       }
       generation = found.generation;
@@ -102,6 +105,7 @@ export function cache(options: CacheOptions = {}) {
       return load(read);
     }
     counts.misses++;
+    telemetry?.count("cache.miss");
     const result = await load(read);
     // A record keeps its version in the entry, in front of its JSON: `"tag"{…}`.
     const body =
@@ -156,11 +160,21 @@ export function cache(options: CacheOptions = {}) {
   return {
     id: "cache",
     hooks,
-    readCache: { serve },
+    readCache: {
+      serve: (read, load) =>
+        tracing()
+          ? traced(
+              "crudkit.cache",
+              { "crudkit.resource": read.resource, "crudkit.operation": read.operation },
+              () => serve(read, load),
+            )
+          : serve(read, load),
+    },
     endpoints: [statsRoute],
     health: store.ping ? () => store.ping!() : undefined,
     init(context: PluginContext) {
       log = context.log;
+      telemetry = context.telemetry;
     },
   } satisfies CrudkitPlugin;
 }

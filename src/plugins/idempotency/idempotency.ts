@@ -113,6 +113,7 @@ export function idempotency(options: IdempotencyOptions = {}) {
             "IDEMPOTENCY_KEY_REUSED",
             "This Idempotency-Key was used for a different request; use a new key for a new request.",
           );
+        app.telemetry.count("idempotency.replayed");
         return replay(entry.answer, ctx);
       }
       throw new APIError("CONFLICT", "Requests with this Idempotency-Key keep failing; retry it shortly.", {

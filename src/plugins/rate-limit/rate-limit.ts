@@ -11,7 +11,7 @@ import { APIError } from "../../core/errors.ts";
 import { toResponse } from "../../core/http-handler.ts";
 import type { User } from "../../core/identity.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
-import type { CrudkitPlugin } from "../../core/plugin.ts";
+import type { CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import { throughBody } from "../../core/request-body.ts";
 import { memoryRateLimitStore, type RateLimitStore } from "./store.ts";
 
@@ -72,9 +72,14 @@ export function rateLimit(options: RateLimitOptions = {}) {
   };
   const id = options.id ?? "rate-limit";
 
-  function wrap(endpoint: Endpoint, handler: Endpoint["handler"]) {
+  function wrap(endpoint: Endpoint, handler: Endpoint["handler"], app: PluginContext) {
     const name = limitNameOf(endpoint);
     if (!name || (selected && !selected.some((s) => matches(s, name)))) return undefined;
+    // Every refusal is counted (metrics()).
+    const limited: typeof refusal = (...args) => {
+      app.telemetry.count("rateLimit.refused");
+      return refusal(...args);
+    };
     const limit: Limit = { name, max, windowMs };
     const metered = budget && endpoint.rawBody && endpoint.method === "POST" ? budget : undefined;
     return async (ctx: EndpointContext): Promise<unknown> => {
@@ -205,7 +210,7 @@ function stateHeaders(limit: Limit, total: number, resetAt: number): Record<stri
   };
 }
 
-function limited(headers: Record<string, string>, resetAt: number, what: string): APIError {
+function refusal(headers: Record<string, string>, resetAt: number, what: string): APIError {
   const wait = secondsUntil(resetAt);
   return new APIError(
     "RATE_LIMITED",

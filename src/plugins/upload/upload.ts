@@ -12,6 +12,7 @@ import type { UploadOptions } from "./options.ts";
 import { type OwnedFilesState, ownedFiles } from "./owned-files.ts";
 import { SPOOL_PREFIX } from "./receive-upload.ts";
 import { uploadRoutes } from "./routes.ts";
+import { tracedStorage } from "./traced-storage.ts";
 import { uploadedFilesTable } from "./uploaded-files-table.ts";
 
 const STALE_AFTER_MS = 60 * 60 * 1000;
@@ -36,7 +37,8 @@ export function upload(options: UploadOptions = {}) {
   checkOptionKeys(options, UPLOAD_OPTION_KEYS, "upload()");
   const track = options.trackInDatabase ?? true;
   const enabled = options.enabled ?? true;
-  const storage = options.storage ?? new LocalStorage(options.uploadDir ?? "./uploads", options.baseUrl);
+  const given = options.storage ?? new LocalStorage(options.uploadDir ?? "./uploads", options.baseUrl);
+  const storage = tracedStorage(given);
   const spoolDir = resolve(options.spoolDir ?? join(tmpdir(), "crudkit-spool"));
   const ownedFileAccess = options.ownedFileAccess ?? "rule";
   const owned: OwnedFilesState = {
@@ -75,7 +77,7 @@ export function upload(options: UploadOptions = {}) {
       await mkdir(spoolDir, { recursive: true, mode: 0o700 });
       // What a process killed mid-upload left: older than an hour, so no live upload's file.
       await removeStale(spoolDir, SPOOL_PREFIX, STALE_AFTER_MS);
-      if (storage instanceof LocalStorage) await storage.removeStaleTemporaries(STALE_AFTER_MS);
+      if (given instanceof LocalStorage) await given.removeStaleTemporaries(STALE_AFTER_MS);
     },
   } satisfies CrudkitPlugin;
 }

@@ -4,6 +4,7 @@
 
 import type http from "node:http";
 import type https from "node:https";
+import { endSpan, startRootSpan, type Telemetry } from "../../kit/index.ts";
 import type { ClaimedEvent, OutboxStore } from "./outbox-store.ts";
 import type { RetrySchedule } from "./retry-schedule.ts";
 import { type Outcome, send, type Target } from "./send.ts";
@@ -24,6 +25,8 @@ export interface DispatcherOptions {
   allowPrivateNetworks: boolean;
   agents: { http: http.Agent; https: https.Agent };
   log: (message: string, error?: unknown) => void;
+  /** Counts deliveries and failures (metrics()). */
+  count: Telemetry["count"];
 }
 
 export class Dispatcher {
@@ -100,6 +103,7 @@ export class Dispatcher {
       } else failures.push(this.retryLater(event, outcome.reason));
     });
     await Promise.all([store.delivered(delivered), ...failures]);
+    if (delivered.length > 0) this.options.count("webhooks.delivered", delivered.length);
     return events.length;
   }
 
@@ -109,7 +113,23 @@ export class Dispatcher {
     if (!target) return Promise.resolve({ ok: false, reason: "endpoint not configured" });
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = signatureHeaders(event.id, timestamp, event.body, target.keys);
-    return send(target, headers, event.body, this.options);
+    // Its own trace: a delivery runs after the request that made the event (never its URL or body).
+    const span = startRootSpan("crudkit.webhook.deliver", {
+      "crudkit.webhook.endpoint": event.endpoint,
+      "crudkit.webhook.attempt": event.attempt,
+    });
+    const sending = send(target, headers, event.body, this.options);
+    if (!span) return sending;
+    return sending.then(
+      (outcome) => {
+        endSpan(span, outcome.ok ? undefined : new Error("delivery failed"));
+        return outcome;
+      },
+      (error: unknown) => {
+        endSpan(span, error);
+        throw error;
+      },
+    );
   }
 
   private async retryLater(event: ClaimedEvent, reason: string): Promise<void> {
@@ -117,6 +137,7 @@ export class Dispatcher {
     const last = event.attempt >= retry.attempts;
     const retryAt = last ? undefined : new Date(Date.now() + retry.delayAfter(event.attempt));
     await this.options.store.failed(event.id, reason, retryAt);
+    this.options.count(last ? "webhooks.dead" : "webhooks.failed");
     if (last)
       log(
         `crudkit: webhook event ${event.id} to endpoint "${event.endpoint}" is dead after ${event.attempt} attempts (${reason}); ` +

@@ -39,6 +39,9 @@ export interface WebhooksControl {
 
 const HOUR = 60 * 60 * 1000;
 
+/** The backlog gauge counts this many events at most (a count over a huge backlog is slow). */
+const BACKLOG_GAUGE_CAP = 100_000;
+
 /**
  * Signed webhooks from a transactional outbox: an event is stored with its change, in its
  * transaction, and delivered at least once (the `webhook-id` stays the same on every retry).
@@ -124,7 +127,9 @@ export function webhooks(options: WebhooksOptions) {
         allowPrivateNetworks: settings.allowPrivateNetworks,
         agents,
         log: app.log,
+        count: (name, by) => app.telemetry.count(name, by),
       });
+      app.telemetry.level("webhooks.backlog", async () => (await store!.backlog(BACKLOG_GAUGE_CAP)).pending);
       // The crudkit CLI loads the app to read or re-queue events, not to send them from the
       // operator's machine: there the dispatcher stays idle (flush() still sends on demand), as
       // it does in an instance told to write events only (`deliver: false`).

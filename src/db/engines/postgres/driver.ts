@@ -1,11 +1,12 @@
 // PostgreSQL through pg's Pool. The driver is loaded on first use, so only apps that use
 // PostgreSQL need it installed (`npm install pg`).
 
-import { Kysely, PostgresDialect, type QueryResult } from "kysely";
+import { type Dialect, Kysely, PostgresDialect, type QueryResult } from "kysely";
 import type { Client as PgClient, Pool as PgPool, QueryResult as PgResult } from "pg";
 import { type DirectPath, registerDirectPath } from "../../direct-path.ts";
 import { driverMissing } from "../../driver-missing.ts";
 import { MAX_ATTEMPTS, mayRunAgain, retryingDialect } from "../../lost-connection-retry.ts";
+import { registerPoolLevels } from "../../pool-levels.ts";
 import { postgresErrors } from "./errors.ts";
 import { isoFromTimestamptz } from "./timestamps.ts";
 
@@ -22,51 +23,62 @@ export function openPostgres(
   log: (message: string, error?: unknown) => void,
   /** Milliseconds a statement may run before the server cancels it; 0 for no limit. */
   statementTimeout = 0,
+  /** Wraps the dialect (observed-statements.ts times and traces each statement). */
+  wrap: (dialect: Dialect) => Dialect = (dialect) => dialect,
 ): Kysely<any> {
   const kysely: Kysely<any> = new Kysely<any>({
-    dialect: retryingDialect(
-      new PostgresDialect({
-        pool: async () => {
-          const pg = await import("pg").catch((error: unknown) => driverMissing("pg", "postgres", error));
-          const { Pool, Client, types } = pg.default ?? pg;
-          const pool = new Pool({
-            Client: callbackQueries(Client),
-            connectionString: url,
-            max: 10,
-            // Fail fast when the server is gone, so requests get a 503 instead of hanging.
-            connectionTimeoutMillis: 5000,
-            ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
-            types: {
-              getTypeParser: ((oid: number, format?: "text" | "binary") => {
-                if (RAW_TEXT_TYPES.has(oid)) return (value: string) => value;
-                const parse = types.getTypeParser(oid, format);
-                // timestamptz reads as the ISO text records carry, as SQLite stores dates.
-                if (oid === TIMESTAMPTZ && format !== "binary")
-                  return (value: string) => isoFromTimestamptz(value) ?? isoFromDate(parse(value));
-                return parse;
-              }) as typeof types.getTypeParser,
-            },
-          });
-          // A connection losing its server must not crash the process. The pool guards idle clients
-          // only; a client in use reports through its own 'error' event, and its query fails (503).
-          pool.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error));
-          pool.on("connect", (client) =>
-            client.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error)),
-          );
-          // A transaction or a pinned connection (`db.connection()`) has an executor of its own:
-          // it never runs here. A pool being closed answers through Kysely, which reports it
-          // closed its own way.
-          const root = kysely.getExecutor();
-          const path: DirectPath = {
-            run: (sql, parameters) => runOnPool(pool, sql, parameters as unknown[]),
-            first: async (sql, parameters) =>
-              (await runOnPool(pool, sql, parameters as unknown[])).rows[0] as never,
-          };
-          registerDirectPath(kysely, (db) => (db.getExecutor() === root && !pool.ending ? path : undefined));
-          return pool;
-        },
-      }),
-      postgresErrors,
+    dialect: wrap(
+      retryingDialect(
+        new PostgresDialect({
+          pool: async () => {
+            const pg = await import("pg").catch((error: unknown) => driverMissing("pg", "postgres", error));
+            const { Pool, Client, types } = pg.default ?? pg;
+            const pool = new Pool({
+              Client: callbackQueries(Client),
+              connectionString: url,
+              max: 10,
+              // Fail fast when the server is gone, so requests get a 503 instead of hanging.
+              connectionTimeoutMillis: 5000,
+              ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
+              types: {
+                getTypeParser: ((oid: number, format?: "text" | "binary") => {
+                  if (RAW_TEXT_TYPES.has(oid)) return (value: string) => value;
+                  const parse = types.getTypeParser(oid, format);
+                  // timestamptz reads as the ISO text records carry, as SQLite stores dates.
+                  if (oid === TIMESTAMPTZ && format !== "binary")
+                    return (value: string) => isoFromTimestamptz(value) ?? isoFromDate(parse(value));
+                  return parse;
+                }) as typeof types.getTypeParser,
+              },
+            });
+            // A connection losing its server must not crash the process. The pool guards idle clients
+            // only; a client in use reports through its own 'error' event, and its query fails (503).
+            pool.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error));
+            pool.on("connect", (client) =>
+              client.on("error", (error) => log("crudkit: a PostgreSQL connection failed", error)),
+            );
+            // A transaction or a pinned connection (`db.connection()`) has an executor of its own:
+            // it never runs here. A pool being closed answers through Kysely, which reports it
+            // closed its own way.
+            const root = kysely.getExecutor();
+            const path: DirectPath = {
+              run: (sql, parameters) => runOnPool(pool, sql, parameters as unknown[]),
+              first: async (sql, parameters) =>
+                (await runOnPool(pool, sql, parameters as unknown[])).rows[0] as never,
+            };
+            registerDirectPath(kysely, (db) =>
+              db.getExecutor() === root && !pool.ending ? path : undefined,
+            );
+            registerPoolLevels(kysely, () => ({
+              inUse: pool.totalCount - pool.idleCount,
+              idle: pool.idleCount,
+              waiting: pool.waitingCount,
+            }));
+            return pool;
+          },
+        }),
+        postgresErrors,
+      ),
     ),
   });
   return kysely;

@@ -5,7 +5,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
+import { type Dialect, Kysely, SqliteDialect } from "kysely";
 import { sqliteUrl } from "../../database-url.ts";
 import { type DirectPath, registerDirectPath } from "../../direct-path.ts";
 import { driverMissing } from "../../driver-missing.ts";
@@ -28,39 +28,45 @@ export function sqlitePath(url: string): string {
   return path === ":memory:" ? path : resolve(path);
 }
 
-export function openSqlite(url: string): Kysely<any> {
+export function openSqlite(
+  url: string,
+  /** Wraps the dialect (observed-statements.ts times and traces each statement). */
+  wrap: (dialect: Dialect) => Dialect = (dialect) => dialect,
+): Kysely<any> {
   const path = sqlitePath(url);
   const kysely: Kysely<any> = new Kysely<any>({
-    dialect: new SqliteDialect({
-      database: async () => {
-        const loaded = await import("better-sqlite3").catch((error: unknown) =>
-          driverMissing("better-sqlite3", "sqlite", error),
-        );
-        const Database = (loaded.default ?? loaded) as typeof BetterSqlite3;
-        if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-        const db = new Database(path);
-        for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
-        const cached = cachedStatements(db);
-        // Outside a transaction, a statement may run straight away while none is open: better-sqlite3
-        // runs it synchronously, so nothing can interleave with it. Another request's open
-        // transaction (waiting on a hook) must finish first, so then it queues through Kysely as
-        // usual. Inside a transaction it is safe: the one connection is the transaction's until it ends.
-        const statements: DirectPath = {
-          run(sql, parameters) {
-            const statement = cached.prepare(sql);
-            if (statement.reader) return { rows: statement.all(parameters) as Record<string, unknown>[] };
-            return { rows: [], numAffectedRows: BigInt(statement.run(parameters).changes) };
-          },
-          first(sql, parameters) {
-            return cached.prepare(sql).get(parameters) as Record<string, unknown> | undefined;
-          },
-        };
-        registerDirectPath(kysely, (on) =>
-          on.isTransaction || (db.open && !db.inTransaction) ? statements : undefined,
-        );
-        return cached as never;
-      },
-    }),
+    dialect: wrap(
+      new SqliteDialect({
+        database: async () => {
+          const loaded = await import("better-sqlite3").catch((error: unknown) =>
+            driverMissing("better-sqlite3", "sqlite", error),
+          );
+          const Database = (loaded.default ?? loaded) as typeof BetterSqlite3;
+          if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+          const db = new Database(path);
+          for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
+          const cached = cachedStatements(db);
+          // Outside a transaction, a statement may run straight away while none is open: better-sqlite3
+          // runs it synchronously, so nothing can interleave with it. Another request's open
+          // transaction (waiting on a hook) must finish first, so then it queues through Kysely as
+          // usual. Inside a transaction it is safe: the one connection is the transaction's until it ends.
+          const statements: DirectPath = {
+            run(sql, parameters) {
+              const statement = cached.prepare(sql);
+              if (statement.reader) return { rows: statement.all(parameters) as Record<string, unknown>[] };
+              return { rows: [], numAffectedRows: BigInt(statement.run(parameters).changes) };
+            },
+            first(sql, parameters) {
+              return cached.prepare(sql).get(parameters) as Record<string, unknown> | undefined;
+            },
+          };
+          registerDirectPath(kysely, (on) =>
+            on.isTransaction || (db.open && !db.inTransaction) ? statements : undefined,
+          );
+          return cached as never;
+        },
+      }),
+    ),
   });
   return kysely;
 }

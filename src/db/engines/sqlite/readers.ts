@@ -10,6 +10,7 @@ import { Worker } from "node:worker_threads";
 import {
   type CompiledQuery,
   type DatabaseConnection,
+  type Dialect,
   type Driver,
   Kysely,
   type QueryResult,
@@ -57,7 +58,7 @@ class Reader {
   ended: APIError | undefined;
   private next = 0;
 
-  constructor(path: string, driver: string, closing: () => boolean) {
+  constructor(path: string, driver: string, closing: () => boolean, wrap: (dialect: Dialect) => Dialect) {
     this.worker = new Worker(READER_SOURCE, { eval: true, workerData: { path, driver } });
     // A reader never keeps the process alive by itself; closing the app ends it.
     this.worker.unref();
@@ -79,7 +80,7 @@ class Reader {
     };
     this.worker.on("error", end);
     this.worker.on("exit", end);
-    this.kysely = new Kysely<any>({ dialect: readerDialect(this) });
+    this.kysely = new Kysely<any>({ dialect: wrap(readerDialect(this)) });
   }
 
   run(sql: string, parameters: readonly unknown[]): Promise<Record<string, unknown>[]> {
@@ -98,7 +99,13 @@ interface ReaderError {
 }
 
 /** `count` reader threads on the SQLite file at `path`. */
-export function createSqliteReaders(path: string, count: number, main: Kysely<any>): ReaderThreads {
+export function createSqliteReaders(
+  path: string,
+  count: number,
+  main: Kysely<any>,
+  /** Wraps each thread's dialect (observed-statements.ts times and traces each statement). */
+  wrap: (dialect: Dialect) => Dialect = (dialect) => dialect,
+): ReaderThreads {
   // Resolved when the first reader starts: by then the main connection has loaded the driver.
   let driver: string | undefined;
   const readers: Reader[] = [];
@@ -111,7 +118,7 @@ export function createSqliteReaders(path: string, count: number, main: Kysely<an
         const idle = readers.find((r) => r.pending.size === 0);
         if (idle) return idle.kysely;
         driver ??= createRequire(import.meta.url).resolve("better-sqlite3");
-        const reader = new Reader(path, driver, () => closing);
+        const reader = new Reader(path, driver, () => closing, wrap);
         readers.push(reader);
         return reader.kysely;
       }
@@ -122,6 +129,7 @@ export function createSqliteReaders(path: string, count: number, main: Kysely<an
     tableSize: (table) => tableSize(main, table),
     walksIndex,
     threads: () => readers.filter((r) => !r.ended).map((r) => r.worker),
+    queued: () => readers.reduce((sum, reader) => sum + reader.pending.size, 0),
     async close() {
       closing = true;
       await Promise.all(readers.splice(0).map((r) => r.worker.terminate()));

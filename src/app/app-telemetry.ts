@@ -1,0 +1,86 @@
+// The app's telemetry (core/telemetry.ts) wired to its database: every statement timed for a
+// listener and traced under the request's span (db/observed-statements.ts), and the pool's and
+// reader threads' levels readable at a scrape.
+
+import { SpanKind } from "@opentelemetry/api";
+import type { RequestRecord } from "../core/http-handler.ts";
+import type { CrudkitPlugin } from "../core/plugin.ts";
+import { createTelemetry, statementKind, type Telemetry } from "../core/telemetry.ts";
+import { endSpan, startChildSpan } from "../core/tracing.ts";
+import type { Database } from "../db/database.ts";
+import type { DialectName } from "../db/dialect.ts";
+import type { StatementProbe } from "../db/observed-statements.ts";
+import { poolLevels } from "../db/pool-levels.ts";
+
+/** OpenTelemetry's names for the engines (`db.system`). */
+const SYSTEMS: Record<DialectName, string> = { sqlite: "sqlite", postgres: "postgresql", mysql: "mysql" };
+
+export interface AppTelemetry {
+  telemetry: Telemetry;
+  /** Given to openDatabase(); it learns the engine once the database is open (`bind`). */
+  probe: StatementProbe;
+  /** The database is open: its engine names statements' spans, its pool gives levels. */
+  bind(database: Database): void;
+}
+
+export function appTelemetry(): AppTelemetry {
+  const telemetry = createTelemetry();
+  let system = "other_sql";
+  let timedOut: (error: unknown) => boolean = () => false;
+  const probe: StatementProbe = {
+    start(sql) {
+      const span = startChildSpan(
+        `db ${statementKind(sql)}`,
+        { "db.system": system, "db.statement": sql },
+        SpanKind.CLIENT,
+      );
+      if (!telemetry.listening && !span) return undefined;
+      const started = performance.now();
+      return (error) => {
+        if (telemetry.listening) {
+          telemetry.statement({
+            kind: statementKind(sql),
+            durationMs: performance.now() - started,
+            failed: error !== undefined,
+            timedOut: error !== undefined && timedOut(error),
+          });
+        }
+        if (span) endSpan(span, error);
+      };
+    },
+  };
+  return {
+    telemetry,
+    probe,
+    bind(database) {
+      system = SYSTEMS[database.dialect];
+      timedOut = (error) => database.profile.errors.timedOut(error);
+      const pool = () => poolLevels(database.kysely);
+      if (database.dialect !== "sqlite") {
+        telemetry.level("database.poolInUse", () => pool()?.inUse ?? 0);
+        telemetry.level("database.poolIdle", () => pool()?.idle ?? 0);
+        telemetry.level("database.poolWaiting", () => pool()?.waiting ?? 0);
+      }
+      const { readers } = database;
+      if (readers) telemetry.level("database.readerQueue", () => readers.queued());
+    },
+  };
+}
+
+/** One function telling every observer of requests (the request log, plugins), or none at all. */
+export function requestObservers(
+  log: ((record: RequestRecord) => void) | undefined,
+  plugins: readonly CrudkitPlugin[],
+): ((record: RequestRecord) => void) | undefined {
+  const all = [log, ...plugins.map((plugin) => plugin.observe)].filter((each) => each !== undefined);
+  if (all.length <= 1) return all[0];
+  return (record) => {
+    for (const observe of all) {
+      try {
+        observe(record);
+      } catch {
+        // One observer failing does not keep the record from the others.
+      }
+    }
+  };
+}
