@@ -67,6 +67,10 @@ export interface StartOptions {
   listETags?: "on" | "off";
   /** A line per request on stderr (the example's REQUEST_LOGS), off unless asked likewise. @default "off" */
   requestLogs?: "on" | "off";
+  /** Prometheus metrics at /api/metrics (the example's METRICS), off unless asked likewise. @default "off" */
+  metrics?: "on" | "off";
+  /** Spans through @opentelemetry/api with no SDK registered (the example's TRACING). @default "on" */
+  tracing?: "on" | "off";
   /** Where the server's stderr goes, instead of the bench's own (request logs go there). */
   stderrFile?: string;
 }
@@ -90,6 +94,8 @@ export async function start(
     compress = "off",
     listETags = "off",
     requestLogs = "off",
+    metrics = "off",
+    tracing = "on",
     stderrFile,
   }: StartOptions = {},
 ): Promise<Target> {
@@ -116,6 +122,8 @@ export async function start(
       COMPRESS: compress,
       LIST_ETAGS: listETags,
       REQUEST_LOGS: requestLogs,
+      METRICS: metrics,
+      TRACING: tracing,
       ...(name === "api" && process.env.CRUDKIT_BENCH_SOURCE !== "on"
         ? { TSX_TSCONFIG_PATH: BUILT_TSCONFIG }
         : {}),

@@ -15,7 +15,7 @@ import {
   references,
   withId,
 } from "crudkit-api";
-import { audit, cache, idempotency, upload, webhooks } from "crudkit-api/plugins";
+import { audit, cache, idempotency, metrics, upload, webhooks } from "crudkit-api/plugins";
 import { z } from "zod";
 
 const signedIn = ({ user }: { user: unknown }) => user !== null;
@@ -115,6 +115,13 @@ export interface ExampleOptions {
    * writes the events, for a worker instance to send. @default none
    */
   webhook?: { url: string; secret: string; deliver?: boolean };
+  /**
+   * Prometheus metrics at /api/metrics, for the admin's key or `token` (a scraper's, sent as
+   * `Authorization: Bearer`). `npm start` turns them on. @default false
+   */
+  metrics?: false | { token?: string | undefined };
+  /** Spans for an OpenTelemetry SDK, when the process registers one. @default true */
+  tracing?: boolean;
 }
 
 export function createExampleApp(options: ExampleOptions) {
@@ -131,6 +138,7 @@ export function createExampleApp(options: ExampleOptions) {
     ...(options.requestLogs
       ? { requestLogs: true, logger: jsonLogger({ pretty: options.requestLogs === "pretty" }) }
       : {}),
+    tracing: options.tracing !== false,
     // The API reference at /api/docs, from the OpenAPI document at /api/openapi.json.
     docs: true,
     admin: { title: "Example shop admin" },
@@ -154,6 +162,8 @@ export function createExampleApp(options: ExampleOptions) {
       ...(options.cache === false ? [] : [cache({ ttl: 60, access: { stats: isAdmin } })]),
       // Creates and uploads that carry an Idempotency-Key are safe to retry.
       idempotency(),
+      // Prometheus metrics for the admin's key, or a scraper's token (METRICS_TOKEN in server.ts).
+      ...(options.metrics ? [metrics({ tokens: options.metrics.token ? [options.metrics.token] : [] })] : []),
       ...(options.webhook
         ? [
             webhooks({

@@ -8,6 +8,9 @@
 //   LIST_ETAGS (on; `off` puts no ETag on pages of records, as crudkit does by default),
 //   REQUEST_LOGS (on; `off` writes no line per request, as crudkit does by default) and
 //   LOG_FORMAT (json; `pretty` for one readable line per request in a terminal),
+//   METRICS (on; `off` serves no /api/metrics) and METRICS_TOKEN (a scraper's bearer token, 16
+//   characters or more; without one only the admin's key reads the metrics),
+//   TRACING (on: spans for an OpenTelemetry SDK the process registers; `off` starts none),
 //   WAIT_FOR_DATABASE (on; `off` exits when the database cannot be reached at startup),
 //   MAX_STREAMS_PER_USER (5) and MAX_STREAMS_PER_ADDRESS (20): event streams one user or address holds,
 //   WEBHOOK_URL and WEBHOOK_SECRET (whsec_…): POST every change there, signed (off when unset);
@@ -47,6 +50,8 @@ const app = startupStep(() =>
     listETags: process.env.LIST_ETAGS !== "off",
     requestLogs:
       process.env.REQUEST_LOGS === "off" ? false : process.env.LOG_FORMAT === "pretty" ? "pretty" : "json",
+    metrics: process.env.METRICS === "off" ? false : { token: process.env.METRICS_TOKEN || undefined },
+    tracing: process.env.TRACING !== "off",
     webhook: process.env.WEBHOOK_URL
       ? {
           url: process.env.WEBHOOK_URL,

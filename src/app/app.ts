@@ -109,6 +109,12 @@ export interface CrudkitOptions<
    */
   requestLogs?: boolean;
   /**
+   * Spans through `@opentelemetry/api` for each request, its rules, hooks, plugins' work and SQL
+   * statements: nothing is recorded until the app registers an OpenTelemetry SDK (see "Operating
+   * crudkit"). `false` starts no span even then. @default true
+   */
+  tracing?: boolean;
+  /**
    * The OpenAPI 3.1 document at `GET <basePath>/openapi.json` (and `app.openapi()`); `false` leaves
    * the route out. @default { title: "crudkit API", version: "1.0.0" }
    */
@@ -243,7 +249,7 @@ export interface AppRealtime<R extends AnyResource> {
 const CLOSE_GRACE_MS = 10_000;
 
 const CRUDKIT_OPTION_KEYS = optionKeys<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>>()(
-  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log logger requestLogs openapi docs admin cors listETags trustProxy realtime",
+  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log logger requestLogs tracing openapi docs admin cors listETags trustProxy realtime",
 );
 
 /**
@@ -393,6 +399,7 @@ function httpOf(
   return {
     cors: options.cors ? createCors(options.cors) : undefined,
     listETags: options.listETags,
+    tracing: options.tracing !== false,
     vary: credentialVary(plugins, options.identify !== undefined),
   };
 }

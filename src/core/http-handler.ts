@@ -36,6 +36,8 @@ export interface HandlerDeps {
   listETags?: boolean;
   /** The credential headers an anonymous answer depends on, for its `Vary` (see credentialVary). */
   vary?: string | undefined;
+  /** Spans for requests (core/tracing.ts), recorded once an OpenTelemetry SDK is registered. @default true */
+  tracing?: boolean;
   /** Told of every request once it is answered: the request log, metrics. */
   observe?: ((record: RequestRecord) => void) | undefined;
 }
@@ -93,12 +95,13 @@ function answer(handler: HandlerDeps): RequestHandler {
   const { router, deps, startup, log, inFlight, cors, vary } = handler;
   const listETags = handler.listETags === true;
   const { observe } = handler;
+  const tracing = handler.tracing !== false;
   return async (request, info) => {
     inFlight.begin();
     const started = observe ? performance.now() : 0;
     const requestId = requestIdOf(request);
     const seen: Seen = {};
-    const traced = startRequestTrace(request);
+    const traced = tracing ? startRequestTrace(request) : undefined;
     const answered = traced
       ? withinTrace(traced, () => answerOne(request, info, requestId, seen))
       : answerOne(request, info, requestId, seen);

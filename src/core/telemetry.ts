@@ -104,9 +104,18 @@ export function createTelemetry(): Telemetry {
 
 const KINDS = new Set<string>(["select", "insert", "update", "delete", "begin", "commit", "rollback"]);
 
+/** Kinds of the statements seen: crudkit's statements are a few hundred texts, run again and again. */
+const kinds = new Map<string, StatementKind>();
+
 /** A statement's kind from its text (`with … select` reads as other: its first word decides). */
 export function statementKind(sql: string): StatementKind {
-  const word = /^\s*([a-z]+)/i.exec(sql)?.[1]?.toLowerCase() ?? "";
-  if (word === "start") return "begin";
-  return KINDS.has(word) ? (word as StatementKind) : "other";
+  let kind = kinds.get(sql);
+  if (kind === undefined) {
+    const word = /^\s*([a-z]+)/i.exec(sql)?.[1]?.toLowerCase() ?? "";
+    kind = word === "start" ? "begin" : KINDS.has(word) ? (word as StatementKind) : "other";
+    // Texts made with values in them (DDL, a raw statement) must not grow this for ever.
+    if (kinds.size >= 2000) kinds.clear();
+    kinds.set(sql, kind);
+  }
+  return kind;
 }

@@ -6,6 +6,7 @@
 import { performance } from "node:perf_hooks";
 import type * as Prom from "prom-client";
 import type { RequestRecord, StatementRecord, Telemetry, TelemetryCount } from "../../kit/index.ts";
+import { Spread, type SpreadEntry, Tally, type TallyEntry } from "./tallies.ts";
 
 /** Seconds: a read by id takes about a millisecond, a slow list a second or more. */
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -38,85 +39,84 @@ export interface Series {
 /** Makes the series on a fresh registry and feeds them from `telemetry`. */
 export function createSeries(prom: typeof Prom, telemetry: Telemetry, defaults: boolean): Series {
   const registry = new prom.Registry();
-  const registers = [registry];
-  const requests = new prom.Counter({
-    name: "crudkit_http_requests_total",
-    help: "HTTP requests answered, by method, route template and status.",
-    labelNames: ["method", "route", "status"],
-    registers,
-  });
-  const durations = new prom.Histogram({
-    name: "crudkit_http_request_duration_seconds",
-    help: "Time from a request's arrival to its answer's headers, by method and route template.",
-    labelNames: ["method", "route"],
-    buckets: HTTP_BUCKETS,
-    registers,
-  });
-  const statements = new prom.Histogram({
-    name: "crudkit_db_statement_duration_seconds",
-    help: "Time the database took per statement, by its kind (select, insert, update, delete, …).",
-    labelNames: ["operation"],
-    buckets: STATEMENT_BUCKETS,
-    registers,
-  });
-  const statementErrors = new prom.Counter({
-    name: "crudkit_db_statement_errors_total",
-    help: "Statements that failed, by kind (timeouts included).",
-    labelNames: ["operation"],
-    registers,
-  });
-  const timeouts = new prom.Counter({
-    name: "crudkit_db_statement_timeouts_total",
-    help: "Statements the database stopped at the statement timeout.",
-    registers,
-  });
-  const counters: Record<string, Prom.Counter> = {
-    cache: new prom.Counter({
-      name: "crudkit_cache_requests_total",
-      help: "Reads and lists cache() answered from its store (hit) or from the database (miss).",
-      labelNames: ["result"],
-      registers,
-    }),
-    rateLimited: new prom.Counter({
-      name: "crudkit_rate_limit_refusals_total",
-      help: "Requests rateLimit() refused with 429.",
-      registers,
-    }),
-    replayed: new prom.Counter({
-      name: "crudkit_idempotent_replays_total",
-      help: "Retries idempotency() answered with the first answer again.",
-      registers,
-    }),
-    eventsSent: new prom.Counter({
-      name: "crudkit_realtime_events_sent_total",
-      help: "Change events sent to event-stream subscribers.",
-      registers,
-    }),
-    webhooks: new prom.Counter({
-      name: "crudkit_webhook_deliveries_total",
-      help: "Webhook delivery attempts by result: delivered (2xx), failed (to be retried), dead (no retry left).",
-      labelNames: ["result"],
-      registers,
-    }),
+  const requests = new Tally(
+    "crudkit_http_requests_total",
+    "HTTP requests answered, by method, route template and status.",
+  );
+  const durations = new Spread(
+    "crudkit_http_request_duration_seconds",
+    "Time from a request's arrival to its answer's headers, by method and route template.",
+    HTTP_BUCKETS,
+  );
+  const statements = new Spread(
+    "crudkit_db_statement_duration_seconds",
+    "Time the database took per statement, by its kind (select, insert, update, delete, …).",
+    STATEMENT_BUCKETS,
+  );
+  const statementErrors = new Tally(
+    "crudkit_db_statement_errors_total",
+    "Statements that failed, by kind (timeouts included).",
+  );
+  const timeouts = new Tally(
+    "crudkit_db_statement_timeouts_total",
+    "Statements the database stopped at the statement timeout.",
+  );
+  const counters: Record<string, Tally> = {
+    cache: new Tally(
+      "crudkit_cache_requests_total",
+      "Reads and lists cache() answered from its store (hit) or from the database (miss).",
+    ),
+    rateLimited: new Tally("crudkit_rate_limit_refusals_total", "Requests rateLimit() refused with 429."),
+    replayed: new Tally(
+      "crudkit_idempotent_replays_total",
+      "Retries idempotency() answered with the first answer again.",
+    ),
+    eventsSent: new Tally(
+      "crudkit_realtime_events_sent_total",
+      "Change events sent to event-stream subscribers.",
+    ),
+    webhooks: new Tally(
+      "crudkit_webhook_deliveries_total",
+      "Webhook delivery attempts by result: delivered (2xx), failed (to be retried), dead (no retry left).",
+    ),
   };
+  for (const tally of [
+    requests,
+    durations,
+    statements,
+    statementErrors,
+    timeouts,
+    ...Object.values(counters),
+  ])
+    registry.registerMetric(tally as unknown as Prom.Metric);
+  // A series with no label shows from the first scrape, at 0.
+  timeouts.entry("", () => ({}));
+  for (const name of ["rateLimited", "replayed", "eventsSent"]) counters[name]!.entry("", () => ({}));
   const levels = levelGauges(prom, registry, telemetry);
   eventLoopGauge(prom, registry);
   if (defaults) prom.collectDefaultMetrics({ register: registry });
 
-  // A labelled child per (method, route, status), made once: prom-client would otherwise hash
-  // the labels on every request.
-  const children = new Map<string, { count: Prom.Counter.Internal; time: Prom.Histogram.Internal<string> }>();
+  // Each statement kind's entries, made once.
+  const byKind = new Map<string, { time: SpreadEntry; failed: TallyEntry }>();
   const stop = telemetry.listen({
     statement(record: StatementRecord) {
-      statements.labels(record.kind).observe(record.durationMs / 1000);
-      if (record.failed) statementErrors.labels(record.kind).inc();
-      if (record.timedOut) timeouts.inc();
+      let kind = byKind.get(record.kind);
+      if (!kind) {
+        const labels = () => ({ operation: record.kind });
+        kind = {
+          time: statements.entry(record.kind, labels),
+          failed: statementErrors.entry(record.kind, labels),
+        };
+        byKind.set(record.kind, kind);
+      }
+      statements.observe(kind.time, record.durationMs / 1000);
+      if (record.failed) kind.failed.value++;
+      if (record.timedOut) timeouts.entry("", () => ({})).value++;
     },
     count(name, by) {
       const [series, label] = COUNTS[name];
-      const counter = counters[series]!;
-      if (label) counter.labels(label).inc(by);
-      else counter.inc(by);
+      const labels: Record<string, string> = label ? { result: label } : {};
+      counters[series]!.entry(label ?? "", () => labels).value += by;
     },
   });
   return {
@@ -127,17 +127,16 @@ export function createSeries(prom: typeof Prom, telemetry: Telemetry, defaults: 
     },
     request(record) {
       const method = METHODS.has(record.method) ? record.method : "other";
-      const key = `${method} ${record.status} ${record.route}`;
-      let child = children.get(key);
-      if (!child) {
-        child = {
-          count: requests.labels(method, record.route, String(record.status)),
-          time: durations.labels(method, record.route),
-        };
-        children.set(key, child);
-      }
-      child.count.inc();
-      child.time.observe(record.durationMs / 1000);
+      const route = `${method} ${record.route}`;
+      requests.entry(`${route} ${record.status}`, () => ({
+        method,
+        route: record.route,
+        status: String(record.status),
+      })).value++;
+      durations.observe(
+        durations.entry(route, () => ({ method, route: record.route })),
+        record.durationMs / 1000,
+      );
     },
     close() {
       stop();
