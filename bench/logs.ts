@@ -7,7 +7,7 @@
 // and their order rotating from round to round.
 
 import { readFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { copyFile, mkdtemp } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type HttpBenchOptions, runTable, seed } from "./http.ts";
@@ -17,20 +17,29 @@ export async function runLogsBench(options: HttpBenchOptions): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "crudkit-bench-logs-"));
   const logFile = join(dir, "requests.jsonl");
   const common = { audit: "off", cache: "off", realtime: "off" } as const;
-  // The products are written by a process of their own, stopped before the compared ones start:
-  // the process that wrote them read faster afterwards (about 20% less CPU per read, measured), so
-  // seeding through one of the variants would flatter it.
+  // The products are written by a process of their own, then each compared process gets a copy
+  // of the database: processes sharing one SQLite file read at different speeds (the first one
+  // started about 15% faster, measured), which would weigh on the ratios.
   const seeder = await start("api", "examples/server.ts", dir, { ...common, requestLogs: "off" });
   const count = Math.max(100, options.seed);
   const ids = await seed(seeder, count).finally(() => stop(seeder));
-  const plain = await start("api", "examples/server.ts", dir, { ...common, requestLogs: "off" });
-  const observed = await start("api", "examples/server.ts", dir, {
+  const copy = async () => {
+    const own = await mkdtemp(join(tmpdir(), "crudkit-bench-logs-"));
+    // The WAL too, in case the seeder stopped before checkpointing.
+    for (const file of ["app.db", "app.db-wal"])
+      await copyFile(join(dir, file), join(own, file)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+      });
+    return own;
+  };
+  const plain = await start("api", "examples/server.ts", await copy(), { ...common, requestLogs: "off" });
+  const observed = await start("api", "examples/server.ts", await copy(), {
     ...common,
     requestLogs: "on",
     metrics: "on",
     stderrFile: logFile,
   });
-  const untraced = await start("api", "examples/server.ts", dir, { ...common, tracing: "off" });
+  const untraced = await start("api", "examples/server.ts", await copy(), { ...common, tracing: "off" });
   try {
     const reads = Array.from(
       { length: 500 },

@@ -90,6 +90,7 @@ describe("metrics()", () => {
         expect(utilisation).toBeLessThanOrEqual(1);
         // prom-client's process series, the event loop's delay among them.
         expect(sampleValue(families, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
+        expect(sampleValue(families, "process_resident_memory_bytes")).toBeGreaterThan(1_000_000);
         expect(sampleValue(families, "nodejs_eventloop_lag_p99_seconds")).toBeGreaterThanOrEqual(0);
       } finally {
         await app.close();

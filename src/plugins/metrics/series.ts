@@ -6,6 +6,7 @@
 import { performance } from "node:perf_hooks";
 import type * as Prom from "prom-client";
 import type { RequestRecord, StatementRecord, Telemetry, TelemetryCount } from "../../kit/index.ts";
+import { processSeries } from "./process-series.ts";
 import { Spread, type SpreadEntry, Tally, type TallyEntry } from "./tallies.ts";
 
 /** Seconds: a read by id takes about a millisecond, a slow list a second or more. */
@@ -94,7 +95,7 @@ export function createSeries(prom: typeof Prom, telemetry: Telemetry, defaults: 
   for (const name of ["rateLimited", "replayed", "eventsSent"]) counters[name]!.entry("", () => ({}));
   const levels = levelGauges(prom, registry, telemetry);
   eventLoopGauge(prom, registry);
-  if (defaults) prom.collectDefaultMetrics({ register: registry });
+  const processes = defaults ? processSeries(prom, registry) : undefined;
 
   // Each statement kind's entries, made once.
   const byKind = new Map<string, { time: SpreadEntry; failed: TallyEntry }>();
@@ -140,6 +141,7 @@ export function createSeries(prom: typeof Prom, telemetry: Telemetry, defaults: 
     },
     close() {
       stop();
+      processes?.close();
     },
   };
 }
