@@ -3,7 +3,7 @@
 
 import { createServer } from "node:http";
 import { createResource, crudkit, withId } from "crudkit-api";
-import { apiKey, cache, idempotency, metrics, rateLimit } from "crudkit-api/plugins";
+import { apiKey, cache, idempotency, jwt, metrics, rateLimit } from "crudkit-api/plugins";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -57,6 +57,8 @@ describe("metrics()", () => {
         expect((await send("/api/gizmos?limit=2")).status).toBe(200);
         expect((await send("/api/not/a/route")).status).toBe(404);
 
+        // A transaction's BEGIN and COMMIT are statements too.
+        await app.db.transaction().execute((trx) => trx.selectFrom("gizmo").select("id").execute());
         const families = await scrape(send);
         const requests = (labels: Record<string, string>) =>
           sampleValue(families, "crudkit_http_requests_total", labels) ?? 0;
@@ -79,7 +81,13 @@ describe("metrics()", () => {
         const statements = (operation: string) =>
           sampleValue(families, "crudkit_db_statement_duration_seconds_count", { operation }) ?? 0;
         expect(statements("insert")).toBeGreaterThanOrEqual(3);
+        expect(statements("begin")).toBeGreaterThanOrEqual(1);
+        expect(statements("commit")).toBeGreaterThanOrEqual(1);
         expect(statements("select")).toBeGreaterThanOrEqual(7);
+        // A level nobody reports has no sample: no webhooks() here, no pool on SQLite.
+        expect(sampleValue(families, "crudkit_webhook_backlog")).toBeUndefined();
+        if (dialect.name === "sqlite")
+          expect(sampleValue(families, "crudkit_db_pool_connections")).toBeUndefined();
         if (dialect.name !== "sqlite") {
           const pool = families.find((each) => each.name === "crudkit_db_pool_connections")!.samples;
           expect(pool.map((each) => each.labels.state).sort()).toEqual(["idle", "in_use", "waiting"]);
@@ -162,7 +170,35 @@ describe("metrics()", () => {
       }
     });
 
+    it("a scraper's token under jwt() and rateLimit(): read, and never counted as a failed sign-in", async () => {
+      const app = crudkit({
+        database: { provider: "sqlite", url: ":memory:" },
+        autoMigrate: true,
+        resources: [gizmo],
+        plugins: [
+          jwt({ secret: "a-shared-secret-of-32-characters!" }),
+          rateLimit({ max: 2, window: 60 }),
+          metrics({ tokens: TOKEN, processMetrics: false }),
+        ],
+      });
+      await app.ready;
+      try {
+        for (let i = 0; i < 5; i++) {
+          const answer = await app.handler(
+            new Request("http://localhost/api/metrics", {
+              headers: { authorization: `Bearer ${TOKEN}` },
+            }),
+          );
+          expect(answer.status).toBe(200);
+          expect(answer.headers.get("ratelimit-limit")).toBeNull();
+        }
+      } finally {
+        await app.close();
+      }
+    });
+
     it("refuses bad options at startup", () => {
+      expect(() => metrics({ listen: { port: 0 } })).toThrow(/give tokens/);
       expect(() => metrics({ tokens: "short" })).toThrow(/at least 16 characters/);
       expect(() => metrics({ tokens: ["has a space in it here"] })).toThrow(/no spaces/);
       expect(() => metrics({ listen: { port: 70000 } })).toThrow(/port/);

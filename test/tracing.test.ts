@@ -3,7 +3,7 @@
 // (audit write, cache) and every SQL statement, with the statement's text and never a value the
 // caller sent, a hidden field's value or a secret.
 
-import { SpanKind } from "@opentelemetry/api";
+import { SpanKind, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { createResource, crudkit, withId } from "crudkit-api";
@@ -148,6 +148,44 @@ describe("traces", () => {
             id,
           ])
             expect(text).not.toContain(secret);
+        } finally {
+          await app.close();
+        }
+      });
+
+      it("tracing: false starts no span, even under another library's active span", async () => {
+        const app = crudkit({
+          database: await dialect.fresh(),
+          autoMigrate: true,
+          resources: [staff],
+          tracing: false,
+        });
+        await app.ready;
+        try {
+          exporter.reset();
+          const outer = trace.getTracer("another-library");
+          await outer.startActiveSpan("outer", async (span) => {
+            const answer = await app.handler(new Request("http://localhost/api/staff"));
+            expect(answer.status).toBe(200);
+            span.end();
+          });
+          expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(["outer"]);
+        } finally {
+          await app.close();
+        }
+      });
+
+      it("a made-up method is _OTHER in the span", async () => {
+        const app = crudkit({ database: await dialect.fresh(), autoMigrate: true, resources: [staff] });
+        await app.ready;
+        try {
+          exporter.reset();
+          await app.handler(new Request("http://localhost/api/staff", { method: "X-SECRET-METHOD" }));
+          const root = exporter.getFinishedSpans().find((span) => span.kind === SpanKind.SERVER)!;
+          expect(root.attributes["http.request.method"]).toBe("_OTHER");
+          expect(
+            JSON.stringify(exporter.getFinishedSpans().map((span) => [span.name, span.attributes])),
+          ).not.toContain("X-SECRET");
         } finally {
           await app.close();
         }

@@ -6,7 +6,7 @@ import { SpanKind } from "@opentelemetry/api";
 import type { RequestRecord } from "../core/http-handler.ts";
 import type { CrudkitPlugin } from "../core/plugin.ts";
 import { createTelemetry, statementKind, type Telemetry } from "../core/telemetry.ts";
-import { endSpan, startChildSpan } from "../core/tracing.ts";
+import { endSpan, startChildSpan, tracing } from "../core/tracing.ts";
 import type { Database } from "../db/database.ts";
 import type { DialectName } from "../db/dialect.ts";
 import type { StatementProbe } from "../db/observed-statements.ts";
@@ -23,18 +23,22 @@ export interface AppTelemetry {
   bind(database: Database): void;
 }
 
-export function appTelemetry(): AppTelemetry {
-  const telemetry = createTelemetry();
+export function appTelemetry(options: { tracing: boolean }): AppTelemetry {
+  const telemetry = createTelemetry(options);
   let system = "other_sql";
   let timedOut: (error: unknown) => boolean = () => false;
   const probe: StatementProbe = {
     start(sql) {
-      const span = startChildSpan(
-        `db ${statementKind(sql)}`,
-        { "db.system": system, "db.statement": sql },
-        SpanKind.CLIENT,
-      );
-      if (!telemetry.listening && !span) return undefined;
+      // Nothing is made for a statement nobody times or traces: this runs for every one.
+      const traced = telemetry.tracing && tracing();
+      if (!traced && !telemetry.listening) return undefined;
+      const span = traced
+        ? startChildSpan(
+            `db ${statementKind(sql)}`,
+            { "db.system": system, "db.statement": sql },
+            SpanKind.CLIENT,
+          )
+        : undefined;
       const started = performance.now();
       return (error) => {
         if (telemetry.listening) {

@@ -276,7 +276,7 @@ export function crudkit<
   const given: readonly CrudkitPlugin[] = options.plugins ?? [];
   checkNames(options.resources, given);
 
-  const observed = appTelemetry();
+  const observed = appTelemetry({ tracing: options.tracing !== false });
   const { database, jsonDepth } = openAppDatabase(options, log, observed.probe);
   observed.bind(database);
   const listLimits = { defaultLimit: options.defaultLimit ?? 10, maxLimit: options.maxLimit ?? 100 };

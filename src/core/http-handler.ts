@@ -14,7 +14,7 @@ import { minimalAnswer, prefersMinimal } from "./prefer.ts";
 import { requestIdOf } from "./request-id.ts";
 import { type AnswerFor, errorResponse, jsonResponse, PRIVATE, versionedResponse } from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
-import { endRequestTrace, startRequestTrace, withinTrace } from "./tracing.ts";
+import { endRequestTrace, startRequestTrace, untraced, withinTrace } from "./tracing.ts";
 
 /** What the host knows about a request beyond the Request itself. */
 export interface ConnectionInfo {
@@ -104,7 +104,9 @@ function answer(handler: HandlerDeps): RequestHandler {
     const traced = tracing ? startRequestTrace(request) : undefined;
     const answered = traced
       ? withinTrace(traced, () => answerOne(request, info, requestId, seen))
-      : answerOne(request, info, requestId, seen);
+      : tracing
+        ? answerOne(request, info, requestId, seen)
+        : untraced(() => answerOne(request, info, requestId, seen));
     const response = identified(await answered, requestId);
     if (traced) {
       traced.span.setAttribute("crudkit.request_id", requestId);

@@ -51,6 +51,8 @@ export interface TelemetryListener {
 export interface Telemetry {
   /** Someone listens: worth timing a statement for. */
   readonly listening: boolean;
+  /** The app starts spans (`crudkit({ tracing })`): plugins working outside a request ask this. */
+  readonly tracing: boolean;
   statement(record: StatementRecord): void;
   count(name: TelemetryCount, by?: number): void;
   /** A plugin or the database says how to read one of its levels (the last one given wins). */
@@ -62,11 +64,12 @@ export interface Telemetry {
 }
 
 /** One app's telemetry. */
-export function createTelemetry(): Telemetry {
+export function createTelemetry(options: { tracing: boolean } = { tracing: true }): Telemetry {
   let listeners: TelemetryListener[] = [];
   const levels = new Map<TelemetryLevel, () => number | Promise<number>>();
   const telemetry: Telemetry = {
     listening: false,
+    tracing: options.tracing,
     statement(record) {
       for (const listener of listeners) listener.statement?.(record);
     },
@@ -81,7 +84,7 @@ export function createTelemetry(): Telemetry {
       await Promise.all(
         [...levels].map(async ([name, level]) => {
           try {
-            const value = await level();
+            const value = await withDeadline(level(), LEVEL_DEADLINE_MS);
             if (Number.isFinite(value)) read[name] = value;
           } catch {
             // A level that cannot be read now (Redis away) is missing from this scrape, no more.
@@ -100,6 +103,20 @@ export function createTelemetry(): Telemetry {
     },
   };
   return telemetry;
+}
+
+/** A level that takes longer (a database going away) is left out of the scrape. */
+const LEVEL_DEADLINE_MS = 1000;
+
+function withDeadline<T>(value: T | Promise<T>, ms: number): Promise<T> {
+  if (!(value instanceof Promise)) return Promise.resolve(value);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("late")), ms);
+    timer.unref();
+  });
+  value.catch(() => {});
+  return Promise.race([value, late]).finally(() => clearTimeout(timer));
 }
 
 const KINDS = new Set<string>(["select", "insert", "update", "delete", "begin", "commit", "rollback"]);

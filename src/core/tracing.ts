@@ -7,6 +7,7 @@ import {
   type Attributes,
   type Context,
   context,
+  createContextKey,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -17,6 +18,9 @@ import {
 } from "@opentelemetry/api";
 
 const tracer = trace.getTracer("crudkit-api");
+
+/** Set on the context of a request of an app with `tracing: false`: no crudkit span under it. */
+const UNTRACED = createContextKey("crudkit untraced");
 
 const headerGetter: TextMapGetter<Headers> = {
   keys: (headers) => [...headers.keys()],
@@ -29,12 +33,21 @@ export interface RequestTrace {
   context: Context;
 }
 
+/** Methods named as they are; any other is `_OTHER`, as OpenTelemetry's conventions say. */
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+/** A request's method as spans name it. */
+export function spanMethod(method: string): string {
+  return METHODS.has(method) ? method : "_OTHER";
+}
+
 /** Starts the span of a request, child of its `traceparent` when it has one. */
 export function startRequestTrace(request: Request): RequestTrace | undefined {
   const parent = propagation.extract(ROOT_CONTEXT, request.headers, headerGetter);
+  const method = spanMethod(request.method);
   const span = tracer.startSpan(
-    request.method,
-    { kind: SpanKind.SERVER, attributes: { "http.request.method": request.method } },
+    method,
+    { kind: SpanKind.SERVER, attributes: { "http.request.method": method } },
     parent,
   );
   if (!span.isRecording()) return undefined;
@@ -49,7 +62,7 @@ export function endRequestTrace(
   const { span } = traced;
   if (answer.route) {
     // "GET /api/product/:id", as OpenTelemetry's HTTP conventions name a server span.
-    span.updateName(`${answer.method} ${answer.route}`);
+    span.updateName(`${spanMethod(answer.method)} ${answer.route}`);
     span.setAttribute("http.route", answer.route);
   }
   span.setAttribute("http.response.status_code", answer.status);
@@ -60,7 +73,16 @@ export function endRequestTrace(
 
 /** Whether the work running now is part of a recorded trace (a request an SDK samples). */
 export function tracing(): boolean {
-  return trace.getSpan(context.active())?.isRecording() === true;
+  const active = context.active();
+  return active.getValue(UNTRACED) !== true && trace.getSpan(active)?.isRecording() === true;
+}
+
+/**
+ * Runs a request of an app with `tracing: false`: whatever span another library made active,
+ * crudkit starts none under it.
+ */
+export function untraced<T>(work: () => T): T {
+  return context.with(context.active().setValue(UNTRACED, true), work);
 }
 
 /** A child span of the active one, when that one records; undefined otherwise. */
@@ -69,9 +91,8 @@ export function startChildSpan(
   attributes?: Attributes,
   kind = SpanKind.INTERNAL,
 ): Span | undefined {
-  const active = context.active();
-  if (!trace.getSpan(active)?.isRecording()) return undefined;
-  return tracer.startSpan(name, { kind, ...(attributes ? { attributes } : {}) }, active);
+  if (!tracing()) return undefined;
+  return tracer.startSpan(name, { kind, ...(attributes ? { attributes } : {}) }, context.active());
 }
 
 /** Ends a span, marked failed with the error's type (not its message: it may quote a value). */

@@ -48,9 +48,16 @@ export function directPath(db: Kysely<any>): DirectPath | undefined {
   if (!probe) return path;
   let watched = observed.get(path);
   if (!watched) {
+    const engine = path;
     watched = {
-      run: (sql, parameters) => observedRun(probe, sql, () => path.run(sql, parameters)),
-      first: (sql, parameters) => observedRun(probe, sql, () => path.first(sql, parameters)),
+      run(sql, parameters) {
+        const end = probe.start(sql);
+        return end ? observedRun(end, () => engine.run(sql, parameters)) : engine.run(sql, parameters);
+      },
+      first(sql, parameters) {
+        const end = probe.start(sql);
+        return end ? observedRun(end, () => engine.first(sql, parameters)) : engine.first(sql, parameters);
+      },
     };
     observed.set(path, watched);
   }

@@ -28,9 +28,11 @@ function observedDriver(driver: Driver, probe: StatementProbe): Driver {
   return {
     init: () => driver.init(),
     destroy: () => driver.destroy(),
-    beginTransaction: (connection, settings) => driver.beginTransaction(inner(connection), settings),
-    commitTransaction: (connection) => driver.commitTransaction(inner(connection)),
-    rollbackTransaction: (connection) => driver.rollbackTransaction(inner(connection)),
+    // The engines' drivers run BEGIN, COMMIT, ROLLBACK and savepoints through the connection
+    // they are given: ours, so those are observed too. Only its release needs the engine's own.
+    beginTransaction: (connection, settings) => driver.beginTransaction(connection, settings),
+    commitTransaction: (connection) => driver.commitTransaction(connection),
+    rollbackTransaction: (connection) => driver.rollbackTransaction(connection),
     releaseConnection: (connection) => driver.releaseConnection(inner(connection)),
     async acquireConnection() {
       const connection = await driver.acquireConnection();
@@ -44,25 +46,25 @@ function observedDriver(driver: Driver, probe: StatementProbe): Driver {
     ...(driver.savepoint
       ? {
           savepoint: (connection: DatabaseConnection, name: string, compile: never) =>
-            driver.savepoint!(inner(connection), name, compile),
+            driver.savepoint!(connection, name, compile),
         }
       : {}),
     ...(driver.rollbackToSavepoint
       ? {
           rollbackToSavepoint: (connection: DatabaseConnection, name: string, compile: never) =>
-            driver.rollbackToSavepoint!(inner(connection), name, compile),
+            driver.rollbackToSavepoint!(connection, name, compile),
         }
       : {}),
     ...(driver.releaseSavepoint
       ? {
           releaseSavepoint: (connection: DatabaseConnection, name: string, compile: never) =>
-            driver.releaseSavepoint!(inner(connection), name, compile),
+            driver.releaseSavepoint!(connection, name, compile),
         }
       : {}),
   } as Driver;
 }
 
-/** The engine's own connection behind ours: its driver's transaction calls expect that one. */
+/** The engine's own connection behind ours: its driver releases that one to its pool. */
 function inner(connection: DatabaseConnection): DatabaseConnection {
   return connection instanceof ObservedConnection ? connection.connection : connection;
 }
@@ -93,15 +95,9 @@ class ObservedConnection implements DatabaseConnection {
 
 /**
  * A statement that may answer synchronously (SQLite's direct path), observed without making it
- * asynchronous.
+ * asynchronous: `end` once it has answered or failed.
  */
-export function observedRun<T>(
-  probe: StatementProbe,
-  sql: string,
-  run: () => T | Promise<T>,
-): T | Promise<T> {
-  const end = probe.start(sql);
-  if (!end) return run();
+export function observedRun<T>(end: StatementEnd, run: () => T | Promise<T>): T | Promise<T> {
   let result: T | Promise<T>;
   try {
     result = run();

@@ -5,6 +5,7 @@
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type Server } from "node:http";
+import { createRequire } from "node:module";
 import type * as Prom from "prom-client";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import {
@@ -31,7 +32,7 @@ export interface MetricsOptions {
    * with `public: true` on it they do not (for a port only the scraper can reach).
    */
   listen?: { port: number; host?: string; public?: boolean };
-  /** prom-client's process series (CPU, memory, event-loop delay, GC, handles). @default true */
+  /** The process's series (CPU, memory, event-loop delay), under prom-client's names. @default true */
   processMetrics?: boolean;
 }
 
@@ -62,6 +63,12 @@ export function metrics(options: MetricsOptions = {}): MetricsPlugin {
   const tokens = tokenDigests(options.tokens);
   const roles = new Set(options.roles ?? ["admin"]);
   const listen = checkedListen(options.listen);
+  if (listen && !listen.public && tokens.length === 0)
+    throw new Error(
+      "metrics(): with listen, give tokens (the app's sign-in does not run there), or listen.public.",
+    );
+  // Loaded now: a missing prom-client fails the app's construction, not its first scrape.
+  const prom = loadPromClient();
   let series: Series | undefined;
   let server: Server | undefined;
 
@@ -103,18 +110,29 @@ export function metrics(options: MetricsOptions = {}): MetricsPlugin {
 
   return {
     id: "metrics",
-    endpoints: listen ? [] : [route],
+    // The series start with the app, not after its migrations: requests are counted, and the
+    // metrics served, while the database is still out of reach.
+    endpoints(app: PluginContext) {
+      series = createSeries(prom, app.telemetry, options.processMetrics !== false);
+      return listen ? [] : [route];
+    },
     observe(record) {
       series?.request(record);
     },
-    async init(app: PluginContext) {
-      const prom = await loadPromClient();
-      series = createSeries(prom, app.telemetry, options.processMetrics !== false);
-      if (listen) server = await serveApart(listen, series, refusal);
+    async init() {
+      // Its own port opens with the app's startup (a CLI that loads the app opens none); a port
+      // taken fails the startup, as the app's own would.
+      if (!listen || !series) return;
+      const apart = serverApart(listen, series, refusal);
+      await new Promise<void>((resolve, reject) => {
+        apart.once("error", reject);
+        apart.listen(listen.port, listen.host, () => resolve());
+      });
+      server = apart;
     },
     async close() {
       series?.close();
-      if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+      if (server?.listening) await new Promise<void>((resolve) => server!.close(() => resolve()));
     },
     text: () => (series ? series.text() : Promise.resolve("")),
     address() {
@@ -132,11 +150,11 @@ async function exposition(series: Series | undefined): Promise<Response> {
 }
 
 /** `GET /metrics` on its own server; anything else is a 404. */
-async function serveApart(
+function serverApart(
   listen: { port: number; host: string; public: boolean },
   series: Series,
   refusal: (headers: Headers, user: () => Promise<User | null>) => Promise<APIError | undefined>,
-): Promise<Server> {
+): Server {
   const server = createServer(async (request, response) => {
     try {
       const path = (request.url ?? "").split("?")[0];
@@ -159,10 +177,6 @@ async function serveApart(
       if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain" });
       response.end("Metrics could not be read.\n");
     }
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(listen.port, listen.host, () => resolve());
   });
   server.unref();
   return server;
@@ -191,10 +205,10 @@ function checkedListen(
   return { port: listen.port, host: listen.host ?? "127.0.0.1", public: listen.public === true };
 }
 
-async function loadPromClient(): Promise<typeof Prom> {
+/** prom-client, an optional peer dependency: loaded when metrics() is called, so only apps with it need it. */
+function loadPromClient(): typeof Prom {
   try {
-    const loaded = (await import("prom-client")) as typeof Prom & { default?: typeof Prom };
-    return loaded.default ?? loaded;
+    return createRequire(import.meta.url)("prom-client") as typeof Prom;
   } catch (error) {
     throw new Error("metrics() needs prom-client: npm install prom-client", { cause: error });
   }

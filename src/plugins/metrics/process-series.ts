@@ -68,7 +68,8 @@ export function processSeries(prom: typeof Prom, registry: Prom.Registry): { clo
   // The event loop's delay since the last scrape, as prom-client names it.
   const delay = monitorEventLoopDelay({ resolution: 20 });
   delay.enable();
-  const seconds = (nanos: number) => (Number.isFinite(nanos) ? nanos / 1e9 : 0);
+  // With no sample since the last reset (two scrapes within 20 ms), min reads as 2^63: say 0.
+  const seconds = (nanos: number) => (delay.count > 0 && Number.isFinite(nanos) ? nanos / 1e9 : 0);
   const lag = (suffix: string, help: string, read: () => number) =>
     gauge(`nodejs_eventloop_lag_${suffix}_seconds`, help, () => seconds(read()));
   lag("min", "The minimum recorded event loop delay.", () => delay.min);

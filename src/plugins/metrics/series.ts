@@ -7,7 +7,7 @@ import { performance } from "node:perf_hooks";
 import type * as Prom from "prom-client";
 import type { RequestRecord, StatementRecord, Telemetry, TelemetryCount } from "../../kit/index.ts";
 import { processSeries } from "./process-series.ts";
-import { Spread, type SpreadEntry, Tally, type TallyEntry } from "./tallies.ts";
+import { type Exposed, Reading, Spread, type SpreadEntry, Tally, type TallyEntry } from "./tallies.ts";
 
 /** Seconds: a read by id takes about a millisecond, a slow list a second or more. */
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -93,7 +93,7 @@ export function createSeries(prom: typeof Prom, telemetry: Telemetry, defaults: 
   // A series with no label shows from the first scrape, at 0.
   timeouts.entry("", () => ({}));
   for (const name of ["rateLimited", "replayed", "eventsSent"]) counters[name]!.entry("", () => ({}));
-  const levels = levelGauges(prom, registry, telemetry);
+  const levels = levelGauges(registry, telemetry);
   eventLoopGauge(prom, registry);
   const processes = defaults ? processSeries(prom, registry) : undefined;
 
@@ -147,51 +147,43 @@ export function createSeries(prom: typeof Prom, telemetry: Telemetry, defaults: 
 }
 
 /** Levels read at each scrape: the pool, the reader threads, event streams, the webhook backlog. */
-function levelGauges(
-  prom: typeof Prom,
-  registry: Prom.Registry,
-  telemetry: Telemetry,
-): { read(): Promise<void> } {
-  const registers = [registry];
-  // Read once per scrape, before the registry collects (it collects its gauges side by side).
+function levelGauges(registry: Prom.Registry, telemetry: Telemetry): { read(): Promise<void> } {
+  // Read once per scrape, before the registry formats the series. A level nobody reports (no
+  // pool on SQLite, no webhooks() in the app, Redis away now) has no sample, rather than a 0.
   let levels: Awaited<ReturnType<Telemetry["readLevels"]>> = {};
-  new prom.Gauge({
-    name: "crudkit_db_pool_connections",
-    help: "Database pool connections by state: in_use, idle, and waiting (requests queued for one).",
-    labelNames: ["state"],
-    registers,
-    collect() {
-      this.reset();
-      const {
-        "database.poolInUse": inUse,
-        "database.poolIdle": idle,
-        "database.poolWaiting": waiting,
-      } = levels;
-      if (inUse !== undefined) this.labels("in_use").set(inUse);
-      if (idle !== undefined) this.labels("idle").set(idle);
-      if (waiting !== undefined) this.labels("waiting").set(waiting);
-    },
-  });
-  const gauge = (name: string, help: string, level: keyof typeof levels) =>
-    new prom.Gauge({
-      name,
-      help,
-      registers,
-      collect() {
-        const value = levels[level];
-        if (value !== undefined) this.set(value);
-      },
-    });
+  const gauge = (name: string, help: string, values: () => Exposed["values"]) =>
+    registry.registerMetric(new Reading(name, help, values) as unknown as Prom.Metric);
+  const state = (label: string, level: keyof typeof levels) => {
+    const value = levels[level];
+    return value === undefined ? [] : [{ labels: { state: label }, value }];
+  };
+  const alone = (level: keyof typeof levels) => () => {
+    const value = levels[level];
+    return value === undefined ? [] : [{ labels: {}, value }];
+  };
+  gauge(
+    "crudkit_db_pool_connections",
+    "Database pool connections by state: in_use, idle, and waiting (requests queued for one).",
+    () => [
+      ...state("in_use", "database.poolInUse"),
+      ...state("idle", "database.poolIdle"),
+      ...state("waiting", "database.poolWaiting"),
+    ],
+  );
   gauge(
     "crudkit_sqlite_reader_queue",
     "SQLite reads sent to the reader threads and not answered yet.",
-    "database.readerQueue",
+    alone("database.readerQueue"),
   );
-  gauge("crudkit_realtime_streams", "Event streams (Server-Sent Events) open now.", "realtime.streams");
+  gauge(
+    "crudkit_realtime_streams",
+    "Event streams (Server-Sent Events) open now.",
+    alone("realtime.streams"),
+  );
   gauge(
     "crudkit_webhook_backlog",
     "Webhook events waiting to be delivered (pending and failed, not dead).",
-    "webhooks.backlog",
+    alone("webhooks.backlog"),
   );
   return {
     async read() {
@@ -200,7 +192,7 @@ function levelGauges(
   };
 }
 
-/** Event-loop utilisation since the last scrape (0 to 1); prom-client's defaults give its delay. */
+/** Event-loop utilisation since the last scrape (0 to 1); process-series.ts gives its delay. */
 function eventLoopGauge(prom: typeof Prom, registry: Prom.Registry): void {
   let last = performance.eventLoopUtilization();
   new prom.Gauge({

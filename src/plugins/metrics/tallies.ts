@@ -10,7 +10,7 @@ type Labels = Readonly<Record<string, string | number>>;
 export interface Exposed {
   name: string;
   help: string;
-  type: "counter" | "histogram";
+  type: "counter" | "histogram" | "gauge";
   aggregator: "sum";
   values: { metricName?: string; labels: Labels; value: number }[];
 }
@@ -110,6 +110,25 @@ export class Spread {
       type: "histogram",
       aggregator: "sum",
       values,
+    });
+  }
+}
+
+/** A gauge read when the registry formats it: its samples, none when there is nothing to say. */
+export class Reading {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly values: () => Exposed["values"],
+  ) {}
+
+  get(): Promise<Exposed> {
+    return Promise.resolve({
+      name: this.name,
+      help: this.help,
+      type: "gauge",
+      aggregator: "sum",
+      values: this.values(),
     });
   }
 }

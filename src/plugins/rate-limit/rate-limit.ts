@@ -179,7 +179,8 @@ export function rateLimit(options: RateLimitOptions = {}) {
 
 /** `product.create` for a resource operation, the client method (or route) of a plugin endpoint. */
 function limitNameOf(endpoint: Endpoint): string | undefined {
-  if (endpoint.doc?.public) return undefined;
+  // Health checks, and metrics (a scraper's token is no sign-in identify() would take).
+  if (endpoint.doc?.public || endpoint.ungated) return undefined;
   const resource = endpoint.doc?.resource;
   if (resource) return `${resource.name}.${resource.operation}`;
   return endpoint.clientMethod ?? endpoint.operationName ?? `${endpoint.method} ${endpoint.path}`;

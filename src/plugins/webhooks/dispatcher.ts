@@ -27,6 +27,8 @@ export interface DispatcherOptions {
   log: (message: string, error?: unknown) => void;
   /** Counts deliveries and failures (metrics()). */
   count: Telemetry["count"];
+  /** Each delivery is a trace of its own (`crudkit({ tracing })`). */
+  tracing: boolean;
 }
 
 export class Dispatcher {
@@ -114,10 +116,12 @@ export class Dispatcher {
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = signatureHeaders(event.id, timestamp, event.body, target.keys);
     // Its own trace: a delivery runs after the request that made the event (never its URL or body).
-    const span = startRootSpan("crudkit.webhook.deliver", {
-      "crudkit.webhook.endpoint": event.endpoint,
-      "crudkit.webhook.attempt": event.attempt,
-    });
+    const span = this.options.tracing
+      ? startRootSpan("crudkit.webhook.deliver", {
+          "crudkit.webhook.endpoint": event.endpoint,
+          "crudkit.webhook.attempt": event.attempt,
+        })
+      : undefined;
     const sending = send(target, headers, event.body, this.options);
     if (!span) return sending;
     return sending.then(

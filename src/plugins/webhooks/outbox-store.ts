@@ -228,6 +228,16 @@ export class OutboxStore {
     };
   }
 
+  /** Events not yet sent, counted up to `cap` (the metrics' gauge). */
+  async pendingCount(cap: number): Promise<number> {
+    const pending = this.db.selectFrom(WEBHOOK_EVENTS).where("status", "=", "pending");
+    const count = await this.db
+      .selectFrom(pending.select("id").limit(cap).as("pending"))
+      .select(sql<number>`count(*)`.as("n"))
+      .executeTakeFirst();
+    return Number(count?.n ?? 0);
+  }
+
   /** Removes sent and dead events settled before `cutoff`; returns how many went. */
   async prune(cutoff: Date): Promise<number> {
     const result = await this.db

@@ -128,8 +128,9 @@ export function webhooks(options: WebhooksOptions) {
         agents,
         log: app.log,
         count: (name, by) => app.telemetry.count(name, by),
+        tracing: app.telemetry.tracing,
       });
-      app.telemetry.level("webhooks.backlog", async () => (await store!.backlog(BACKLOG_GAUGE_CAP)).pending);
+      app.telemetry.level("webhooks.backlog", () => store!.pendingCount(BACKLOG_GAUGE_CAP));
       // The crudkit CLI loads the app to read or re-queue events, not to send them from the
       // operator's machine: there the dispatcher stays idle (flush() still sends on demand), as
       // it does in an instance told to write events only (`deliver: false`).
