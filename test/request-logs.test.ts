@@ -70,13 +70,15 @@ describe("request logs", () => {
               body: JSON.stringify({ name: SECRETS.bodyValue, salary: SECRETS.salary }),
             })
           ).json();
-          await send(`/api/staff/${created.id}`, {
-            headers: {
-              "x-api-key": SECRETS.apiKey,
-              authorization: `Bearer ${SECRETS.bearer}`,
-              cookie: `s=${SECRETS.cookie}`,
-            },
-          });
+          const readText = await (
+            await send(`/api/staff/${created.id}`, {
+              headers: {
+                "x-api-key": SECRETS.apiKey,
+                authorization: `Bearer ${SECRETS.bearer}`,
+                cookie: `s=${SECRETS.cookie}`,
+              },
+            })
+          ).text();
           await send(`/api/staff?filter[salary]=${SECRETS.salary}&search=${SECRETS.bodyValue}`);
           await send("/api/staff/no-such-id");
           await send("/api/staff", {
@@ -93,6 +95,7 @@ describe("request logs", () => {
             route: "/api/staff",
             status: 201,
             durationMs: expect.any(Number),
+            bytes: expect.any(Number),
             requestId: "req-1",
             userId: "ada",
             resource: "staff",
@@ -101,6 +104,8 @@ describe("request logs", () => {
           expect(read).toMatchObject({
             route: "/api/staff/:id",
             status: 200,
+            // The body's bytes as made, before any compression.
+            bytes: Buffer.byteLength(readText),
             userId: "ada",
             operation: "read",
           });

@@ -12,7 +12,15 @@ import type { InFlight } from "./in-flight.ts";
 import { listTag } from "./list-validator.ts";
 import { minimalAnswer, prefersMinimal } from "./prefer.ts";
 import { requestIdOf } from "./request-id.ts";
-import { type AnswerFor, errorResponse, jsonResponse, PRIVATE, versionedResponse } from "./respond.ts";
+import {
+  type AnswerFor,
+  answerBytes,
+  errorResponse,
+  jsonResponse,
+  keepAnswerTexts,
+  PRIVATE,
+  versionedResponse,
+} from "./respond.ts";
 import type { EndpointRouter } from "./router.ts";
 import { endRequestTrace, startRequestTrace, untraced, withinTrace } from "./tracing.ts";
 
@@ -95,6 +103,7 @@ function answer(handler: HandlerDeps): RequestHandler {
   const { router, deps, startup, log, inFlight, cors, vary } = handler;
   const listETags = handler.listETags === true;
   const { observe } = handler;
+  if (observe) keepAnswerTexts();
   const tracing = handler.tracing !== false;
   return async (request, info) => {
     inFlight.begin();
@@ -189,8 +198,8 @@ function recordOf(
     durationMs: Math.round(durationMs * 1000) / 1000,
     requestId,
   };
-  const length = response.headers.get("content-length");
-  if (length !== null) record.bytes = Number(length);
+  const bytes = answerBytes(response);
+  if (bytes !== undefined) record.bytes = bytes;
   const userId = seen.ctx?.userId;
   if (userId !== undefined) record.userId = userId;
   const resource = seen.endpoint?.doc?.resource;

@@ -102,13 +102,37 @@ export function errorResponse(
 const encoder = new TextEncoder();
 
 /** The JSON as the body, or for a HEAD its length alone (RFC 9110 §9.3.2). */
+/**
+ * The JSON text of answers made here, for the request log's `bytes` (an answer states no length:
+ * the server sends it as it is, or compressed). Kept only once a handler observes its requests.
+ */
+const texts = new WeakMap<Response, string>();
+let keepTexts = false;
+
+/** Answers made from now on keep their text for `answerBytes` (the request log, metrics). */
+export function keepAnswerTexts(): void {
+  keepTexts = true;
+}
+
+/** The bytes of an answer's body before any compression, when known. */
+export function answerBytes(response: Response): number | undefined {
+  const stated = response.headers.get("content-length");
+  if (stated !== null) return Number(stated);
+  const text = texts.get(response);
+  return text === undefined ? undefined : Buffer.byteLength(text);
+}
+
 function bodied(
   json: string,
   status: number,
   headers: Readonly<Record<string, string>>,
   head = false,
 ): Response {
-  if (!head) return new Response(json, { status, headers });
+  if (!head) {
+    const response = new Response(json, { status, headers });
+    if (keepTexts) texts.set(response, json);
+    return response;
+  }
   const length = typeof Buffer === "undefined" ? encoder.encode(json).byteLength : Buffer.byteLength(json);
   return new Response(null, { status, headers: { ...headers, "content-length": String(length) } });
 }
