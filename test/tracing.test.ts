@@ -167,6 +167,8 @@ describe("traces", () => {
           await outer.startActiveSpan("outer", async (span) => {
             const answer = await app.handler(new Request("http://localhost/api/staff"));
             expect(answer.status).toBe(200);
+            // app.api too.
+            await app.api.createStaff({ body: { name: "Grace", salary: 1 } });
             span.end();
           });
           expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(["outer"]);

@@ -348,7 +348,7 @@ export function crudkit<
     return startup.gate();
   };
   const inFlight = new InFlight();
-  const api = buildApi(endpoints, { deps, startup: gate, log, inFlight });
+  const api = buildApi(endpoints, { deps, startup: gate, log, inFlight, tracing: options.tracing !== false });
   const http = { ...httpOf(options, plugins), observe: requestObservers(logging.observe, plugins) };
   const handler = createHttpHandler({ router, deps, startup: gate, log, inFlight, ...http });
   for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;

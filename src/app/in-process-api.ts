@@ -10,6 +10,7 @@ import { toResponse } from "../core/http-handler.ts";
 import type { InFlight } from "../core/in-flight.ts";
 import { errorResponse } from "../core/respond.ts";
 import type { ServerCalls } from "../core/server-api.ts";
+import { untraced } from "../core/tracing.ts";
 import type { StartupGate } from "./startup.ts";
 
 type Run = (options: CallOptions, db: Kysely<any>) => Promise<unknown>;
@@ -33,11 +34,14 @@ export function buildApi(
     startup,
     log,
     inFlight,
+    tracing = true,
   }: {
     deps: ContextDeps;
     startup: StartupGate;
     log: (message: string, error: unknown) => void;
     inFlight: InFlight;
+    /** `crudkit({ tracing: false })`: no span of crudkit's under the caller's. */
+    tracing?: boolean;
   },
 ): Record<string, ApiFunction> {
   const api: Record<string, ApiFunction> = {};
@@ -57,7 +61,8 @@ export function buildApi(
             );
         const starting = startup();
         if (starting) await starting;
-        const result = await endpoint.handler(new InProcessContext(options, deps, db));
+        const ctx = new InProcessContext(options, deps, db);
+        const result = await (tracing ? endpoint.handler(ctx) : untraced(() => endpoint.handler(ctx)));
         if (options.asResponse) return toResponse(endpoint, result);
         return result instanceof Versioned ? result.data : result;
       } catch (error) {
