@@ -197,6 +197,46 @@ describe("metrics()", () => {
       }
     });
 
+    it("answers while the database is away (the API answers 503), and ignores what a scrape sends beyond its token", async () => {
+      // A PostgreSQL server that is not there: startup keeps failing, requests answer 503.
+      const app = crudkit({
+        database: { provider: "postgres", url: "postgres://nobody@127.0.0.1:1/none" },
+        autoMigrate: true,
+        resources: [gizmo],
+        plugins: [metrics({ tokens: TOKEN, processMetrics: false })],
+        log: () => {},
+      });
+      await app.ready.catch(() => {});
+      try {
+        const send = (path: string, init?: RequestInit) =>
+          app.handler(new Request(`http://localhost${path}`, init));
+        const api = await send("/api/gizmos");
+        expect(api.status).toBe(503);
+        const bearer = { authorization: `Bearer ${TOKEN}` };
+        const hostile = [
+          "/api/metrics?__proto__[polluted]=1&constructor[prototype][x]=1",
+          `/api/metrics?name=${"x".repeat(10_000)}`,
+          "/api/metrics?name=%00%27%3B%20drop%20table%20gizmo%3B--",
+        ];
+        for (const path of hostile) {
+          const answer = await send(path, { headers: bearer });
+          expect(answer.status).toBe(200);
+          const families = parsePrometheusText(await answer.text());
+          expect(sampleValue(families, "crudkit_http_requests_total", { status: "503" })).toBe(1);
+          // The pool holds no connection: none idle, none in use.
+          expect(sampleValue(families, "crudkit_db_pool_connections", { state: "idle" })).toBe(0);
+          expect(sampleValue(families, "crudkit_db_pool_connections", { state: "in_use" })).toBe(0);
+        }
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        // Only GET (and HEAD) read the metrics; a body changes nothing.
+        const posted = await send("/api/metrics", { method: "POST", headers: bearer, body: "{" });
+        expect(posted.status).toBe(405);
+        expect((await send("/api/metrics", { method: "HEAD", headers: bearer })).status).toBe(200);
+      } finally {
+        await app.close();
+      }
+    });
+
     it("refuses bad options at startup", () => {
       expect(() => metrics({ listen: { port: 0 } })).toThrow(/give tokens/);
       expect(() => metrics({ tokens: "short" })).toThrow(/at least 16 characters/);

@@ -32,18 +32,15 @@ export function appTelemetry(options: { tracing: boolean }): AppTelemetry {
       // Nothing is made for a statement nobody times or traces: this runs for every one.
       const traced = telemetry.tracing && tracing();
       if (!traced && !telemetry.listening) return undefined;
+      const kind = statementKind(sql);
       const span = traced
-        ? startChildSpan(
-            `db ${statementKind(sql)}`,
-            { "db.system": system, "db.statement": sql },
-            SpanKind.CLIENT,
-          )
+        ? startChildSpan(`db ${kind}`, { "db.system": system, "db.statement": sql }, SpanKind.CLIENT)
         : undefined;
       const started = performance.now();
       return (error) => {
         if (telemetry.listening) {
           telemetry.statement({
-            kind: statementKind(sql),
+            kind,
             durationMs: performance.now() - started,
             failed: error !== undefined,
             timedOut: error !== undefined && timedOut(error),
@@ -61,9 +58,10 @@ export function appTelemetry(options: { tracing: boolean }): AppTelemetry {
       timedOut = (error) => database.profile.errors.timedOut(error);
       const pool = () => poolLevels(database.kysely);
       if (database.dialect !== "sqlite") {
-        telemetry.level("database.poolInUse", () => pool()?.inUse ?? 0);
-        telemetry.level("database.poolIdle", () => pool()?.idle ?? 0);
-        telemetry.level("database.poolWaiting", () => pool()?.waiting ?? 0);
+        // Before the pool's first connection there is no pool: no sample (NaN is left out).
+        telemetry.level("database.poolInUse", () => pool()?.inUse ?? Number.NaN);
+        telemetry.level("database.poolIdle", () => pool()?.idle ?? Number.NaN);
+        telemetry.level("database.poolWaiting", () => pool()?.waiting ?? Number.NaN);
       }
       const { readers } = database;
       if (readers) telemetry.level("database.readerQueue", () => readers.queued());

@@ -209,13 +209,11 @@ export class OutboxStore {
    * costs no more than a small one, and since when the oldest due one has waited.
    */
   async backlog(cap: number): Promise<{ pending: number; oldestDue: Date | undefined }> {
-    const pending = this.db.selectFrom(WEBHOOK_EVENTS).where("status", "=", "pending");
-    const [count, oldest] = await Promise.all([
+    const [pending, oldest] = await Promise.all([
+      this.pendingCount(cap),
       this.db
-        .selectFrom(pending.select("id").limit(cap).as("pending"))
-        .select(sql<number>`count(*)`.as("n"))
-        .executeTakeFirst(),
-      pending
+        .selectFrom(WEBHOOK_EVENTS)
+        .where("status", "=", "pending")
         .where("next_attempt_at", "<=", this.date(new Date()))
         .select("next_attempt_at")
         .orderBy("next_attempt_at")
@@ -223,7 +221,7 @@ export class OutboxStore {
         .executeTakeFirst(),
     ]);
     return {
-      pending: Number(count?.n ?? 0),
+      pending,
       oldestDue: oldest ? new Date(dateFromColumn(oldest.next_attempt_at)) : undefined,
     };
   }
