@@ -10,7 +10,8 @@ import {
   entryDigest,
   insertingWriter,
 } from "./audit-chain.ts";
-import { ensureSealFunction, PENDING_SEQ, pendingHash } from "./audit-seal-function.ts";
+import { pendingWriter } from "./audit-pending-writer.ts";
+import { ensureSealFunction, orderSequence, PENDING_SEQ, pendingHash } from "./audit-seal-function.ts";
 import { type ChainSealer, chainSealer } from "./audit-sealer.ts";
 
 export interface ChainKeeping {
@@ -31,21 +32,27 @@ export interface ChainKeeping {
 export function chainKeeping(chained: boolean): ChainKeeping {
   let writer: ChainWriter | undefined;
   let sealer: ChainSealer | undefined;
+  // The order sequence, when this role may use it: writes then place their entries themselves.
+  let order: string | undefined;
   return {
     async init(app) {
-      if (chained && app.profile.name === "postgres" && (await ensureSealFunction(app.db, app.log)))
+      if (chained && app.profile.name === "postgres" && (await ensureSealFunction(app.db, app.log))) {
         sealer = chainSealer(app.db, app.log, app.profile.errors.unavailable);
+        order = await orderSequence(app.db);
+      }
     },
     writer(app) {
       writer ??= !chained
         ? insertingWriter(app, () => null)
-        : sealer
-          ? insertingWriter(
-              app,
-              (e) => ({ seq: PENDING_SEQ, hash: entryDigest(columnsOfEntry(e)) }),
-              pendingHash,
-            )
-          : chainWriter(app);
+        : sealer && order
+          ? pendingWriter(app, order)
+          : sealer
+            ? insertingWriter(
+                app,
+                (e) => ({ seq: PENDING_SEQ, hash: entryDigest(columnsOfEntry(e)) }),
+                pendingHash,
+              )
+            : chainWriter(app);
       return writer;
     },
     wake: () => sealer?.wake(),

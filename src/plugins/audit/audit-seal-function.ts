@@ -7,7 +7,9 @@
 // writer queue behind the one committing: 8 writers kept 0.66 of their throughput that way.
 //
 // The order: a transaction takes a number from a sequence when it writes its first entry, and
-// numbers its entries in the order it writes them; the sealer takes what committed, by
+// numbers its entries in the order it writes them (the writer does, in its INSERTs:
+// audit-pending-writer.ts; a role without the right to use the sequence calls the pending function
+// below instead); the sealer takes what committed, by
 // transaction number, then by position. So a transaction's entries stay together, in the order
 // written (a cascade's children, then its parent). Two transactions that commit between two seals
 // are chained in the order they wrote their first entries: for two writes of one record (whose
@@ -37,7 +39,7 @@ const PENDING_PATTERN = "crudkit\\_audit\\_pending\\_v%";
 /** The `seq` of every pending entry: one value, which the seq index keeps compact. */
 export const PENDING_SEQ = -1;
 /** Entries one transaction may write: 2^24, so that the places of two never overlap. */
-const POSITIONS = 16777216;
+export const POSITIONS = 16777216;
 
 /**
  * A pending entry's `hash`: its place, `transaction number × 2^24 + position in it`, as 16 hex
@@ -46,6 +48,21 @@ const POSITIONS = 16777216;
  */
 export function pendingHash(digest: unknown): RawBuilder<string> {
   return sql<string>`${sql.id(PENDING_FUNCTION)}(${digest})`;
+}
+
+/**
+ * The order sequence's name, quoted and schema-qualified, when this role may take numbers from it:
+ * its writes then place their entries themselves (audit-pending-writer.ts). Undefined otherwise.
+ */
+export async function orderSequence(db: Kysely<any>): Promise<string | undefined> {
+  const [row] = (
+    await sql<{ name: string | null }>`select quote_ident(n.nspname) || '.' || quote_ident(s.relname) as name
+      from pg_class c join pg_class s on s.relnamespace = c.relnamespace and s.relname = ${PENDING_ORDER}
+        and s.relkind = 'S'
+      join pg_namespace n on n.oid = c.relnamespace
+      where c.oid = to_regclass(${AUDIT_LOGS}) and has_sequence_privilege(s.oid, 'USAGE')`.execute(db)
+  ).rows;
+  return row?.name ?? undefined;
 }
 
 class NewerFunction extends Error {}
