@@ -56,12 +56,17 @@ function member(name: string, call: Call, clientOptions: ClientOptions) {
     (input?: unknown, options?: CallOptions) =>
       call({ method: "POST", path: `/_rpc/${name}`, body: input ?? {} }, options),
     {
-      create: (body: unknown, options?: CallOptions) =>
-        call({ method: "POST", path: `/${name}`, body }, options),
+      create: (body: unknown, { onConflict, ...options }: CallOptions & { onConflict?: string } = {}) =>
+        call(
+          { method: "POST", path: `/${name}`, body, query: onConflict ? { onConflict } : undefined },
+          options,
+        ),
       read: (id: string, { expand, ...options }: CallOptions & { expand?: readonly string[] } = {}) =>
         call({ method: "GET", path: item(id), query: expand ? { expand } : undefined }, options),
       update: (id: string, body: unknown, options?: CallOptions & IfMatchOption) =>
         call({ method: "PATCH", path: item(id), body }, withIfMatch(options)),
+      upsert: (id: string, body: unknown, options?: CallOptions & IfMatchOption) =>
+        call({ method: "PUT", path: item(id), body }, withIfMatch(options)),
       delete: (id: string, options?: CallOptions & IfMatchOption) =>
         call({ method: "DELETE", path: item(id) }, withIfMatch(options)),
       // The record's changes from the audit log (the server needs audit()).

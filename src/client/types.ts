@@ -59,6 +59,11 @@ interface IfMatchOption {
   ifMatch?: string;
 }
 
+interface OnConflictOption<R extends AnyResource> {
+  /** A field declared unique on its own: when a record holds the body's value, it is updated instead. */
+  onConflict?: Exclude<keyof RecordOf<R>, "id"> & string;
+}
+
 /** A write answered without its record (`Prefer: return=minimal`). */
 type MinimalOptions = WriteOptions<null> & { returning: "minimal" };
 type RepresentationOptions<T> = WriteOptions<T> & { returning?: "representation" };
@@ -67,14 +72,15 @@ type EitherOptions<T> = WriteOptions<T | null> & { returning: "minimal" | "repre
 
 export interface ResourceClient<R extends AnyResource, All extends AnyResource = R> {
   /** With `{ returning: "minimal" }` the server sends no record back: `data` is null, `etag` is set. */
-  create(body: CreateInputOf<R>, options: MinimalOptions): Promise<ClientResult<null>>;
+  create(body: CreateInputOf<R>, options: MinimalOptions & OnConflictOption<R>): Promise<ClientResult<null>>;
   create(
     body: CreateInputOf<R>,
-    options: EitherOptions<RecordOf<R>>,
+    options: EitherOptions<RecordOf<R>> & OnConflictOption<R>,
   ): Promise<ClientResult<RecordOf<R> | null>>;
+  /** With `onConflict` (a unique field), the record already holding the body's value is updated instead. */
   create(
     body: CreateInputOf<R>,
-    options?: RepresentationOptions<RecordOf<R>>,
+    options?: RepresentationOptions<RecordOf<R>> & OnConflictOption<R>,
   ): Promise<ClientResult<RecordOf<R>>>;
   /** One record; `expand` adds related records beside it: `read(id, { expand: ["author"] })`. */
   read<const E extends ExpandPath<R, All> = never>(
@@ -98,6 +104,15 @@ export interface ResourceClient<R extends AnyResource, All extends AnyResource =
     id: string,
     body: UpdateInputOf<R>,
     options?: RepresentationOptions<RecordOf<R>> & IfMatchOption,
+  ): Promise<ClientResult<RecordOf<R>>>;
+  /**
+   * Creates the record with this id (201), or replaces it whole (200): the fields left out take
+   * their defaults. With `ifMatch`, replaces only that version; otherwise 412.
+   */
+  upsert(
+    id: string,
+    body: CreateInputOf<R>,
+    options?: CallOptions<RecordOf<R>> & IfMatchOption,
   ): Promise<ClientResult<RecordOf<R>>>;
   /** With `ifMatch` (a read's `etag`), only if the record is still that version: otherwise 412. */
   delete(id: string, options: MinimalOptions & IfMatchOption): Promise<ClientResult<null>>;

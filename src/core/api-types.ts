@@ -84,7 +84,11 @@ type IdempotencyOption = { idempotencyKey?: string };
 
 export type ResourceApi<R extends AnyResource> = {
   [K in R as `create${Capitalize<K["name"]>}`]: ApiMethod<
-    BaseCallOptions & IdempotencyOption & { body: CreateInputOf<K> },
+    BaseCallOptions &
+      IdempotencyOption & { body: CreateInputOf<K> } & {
+        /** `onConflict`: a unique field; the record already holding the body's value is updated instead. */
+        query?: { onConflict?: Exclude<keyof RecordOf<K>, "id"> & string };
+      },
     RecordOf<K>
   >;
 } & {
@@ -92,6 +96,12 @@ export type ResourceApi<R extends AnyResource> = {
 } & {
   [K in R as `update${Capitalize<K["name"]>}`]: ApiMethod<
     BaseCallOptions & IdParams & IfMatchOption & { body: UpdateInputOf<K> },
+    RecordOf<K>
+  >;
+} & {
+  /** PUT: creates the record with `params.id`, or replaces it whole (`ifMatch`: only that version). */
+  [K in R as `upsert${Capitalize<K["name"]>}`]: ApiMethod<
+    BaseCallOptions & IdParams & IfMatchOption & { body: CreateInputOf<K> },
     RecordOf<K>
   >;
 } & {

@@ -29,6 +29,11 @@ export interface EndpointContext {
    * parser as the `filter[…]` parameters after decoding, with its values typed. Undefined over HTTP.
    */
   readonly where?: unknown;
+  /**
+   * The body is the whole record, replacing the stored one (`PUT`): an update validates it as a
+   * create does, and the fields it leaves out take their defaults.
+   */
+  readonly replace?: boolean;
   /** The parsed JSON body, read on first call within the body limit. */
   readBody(): Promise<unknown>;
   /** The caller, identified once per request; throws 401 for invalid credentials. */
@@ -94,7 +99,7 @@ export interface EndpointDoc {
   summary?: string;
   tags?: readonly string[];
   /** The resource and operation behind a generated endpoint. */
-  resource?: { name: string; operation: "create" | "read" | "update" | "delete" | "list" };
+  resource?: { name: string; operation: "create" | "read" | "update" | "delete" | "list" | "upsert" };
   /** Query parameters, as `{ name: schema }`. */
   query?: Readonly<Record<string, JsonSchema>>;
   /** The JSON body. */

@@ -30,6 +30,8 @@ export class Versioned {
     private readonly stored: object | string,
     /** A GET may answer 304 to a matching `If-None-Match` (not with expansions: they change alone). */
     readonly revalidates: boolean,
+    /** The answer's status when it is not the endpoint's (a PUT that created its record: 201). */
+    readonly status?: number,
   ) {}
 
   get etag(): string {

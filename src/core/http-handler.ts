@@ -336,8 +336,8 @@ export function toResponse(
   answer: AnswerFor = {},
 ): Response {
   if (result instanceof Response) return result;
-  const status = endpoint.status ?? 200;
   if (result instanceof Versioned) {
+    const status = result.status ?? endpoint.status ?? 200;
     const ifNoneMatch =
       result.revalidates && (request?.method === "GET" || request?.method === "HEAD")
         ? request.headers.get("if-none-match")
@@ -351,7 +351,7 @@ export function toResponse(
       answer,
     );
   }
-  return jsonResponse(result, status, answer);
+  return jsonResponse(result, endpoint.status ?? 200, answer);
 }
 
 /** The path of an absolute URL, without its query, still URL-encoded. */

@@ -45,6 +45,32 @@ const IF_NONE_MATCH = {
     "The ETag of the copy the caller holds: 304 with no body when it is still current (not with expand).",
 };
 
+const IF_MATCH_REPLACE = {
+  ...IF_MATCH,
+  description:
+    "Replace only this version (an ETag from a read, create or update): 412 PRECONDITION_FAILED when the record moved on or does not exist.",
+};
+const IF_NONE_MATCH_CREATE = {
+  name: "If-None-Match",
+  in: "header",
+  schema: { type: "string" },
+  description:
+    "`*`: create only; 412 PRECONDITION_FAILED when a record with this id exists that the caller may update. Other values are not read.",
+};
+
+/** `onConflict` on a create, for a resource with fields unique on their own. */
+function onConflictParameter(resource: AnyResource): Record<string, unknown> | undefined {
+  const fields = resource.unique.filter((set) => set.length === 1).map((set) => set[0]!);
+  if (fields.length === 0) return undefined;
+  return {
+    name: "onConflict",
+    in: "query",
+    schema: { type: "string", enum: fields },
+    description:
+      "A unique field: when a record already holds the body's value of it and the caller may update it, that record is updated with the fields sent (200) instead of a 409.",
+  };
+}
+
 export function responses(
   status: number,
   success: unknown,
@@ -72,13 +98,19 @@ export function resourceOperation(endpoint: Endpoint, parts: ResourceParts): Rec
   const base = { operationId: endpoint.operationName ?? `${operation}${name}Alias`, tags: [resource.name] };
   const answer = (description: string) => ({ description, headers: ETAG_HEADER, content: json(record) });
   switch (operation) {
-    case "create":
+    case "create": {
+      const onConflict = onConflictParameter(resource);
+      const created = responses(201, answer(`The ${resource.name} created`), ERRORS.write);
       return {
         ...base,
         summary: `Create ${one}`,
+        ...(onConflict ? { parameters: [onConflict] } : {}),
         requestBody: { required: true, content: json(ref(`${name}Create`)) },
-        responses: responses(201, answer(`The ${resource.name} created`), ERRORS.write),
+        responses: onConflict
+          ? { ...created, 200: answer(`The ${resource.name} that held the value, updated (onConflict)`) }
+          : created,
       };
+    }
     case "read": {
       const expand = expandParameter(resource, parts.relations, parts.language.maxExpandDepth);
       return {
@@ -101,6 +133,17 @@ export function resourceOperation(endpoint: Endpoint, parts: ResourceParts): Rec
         parameters: [IF_MATCH],
         requestBody: { required: true, content: json(ref(`${name}Update`)) },
         responses: responses(200, answer(`The ${resource.name} after`), ERRORS.change),
+      };
+    case "upsert":
+      return {
+        ...base,
+        summary: `Create ${one} with this id, or replace it whole (the fields left out take their defaults)`,
+        parameters: [IF_MATCH_REPLACE, IF_NONE_MATCH_CREATE],
+        requestBody: { required: true, content: json(ref(`${name}Create`)) },
+        responses: {
+          ...responses(200, answer(`The ${resource.name} replaced`), ERRORS.change),
+          201: answer(`The ${resource.name} created`),
+        },
       };
     case "delete":
       return {

@@ -64,7 +64,8 @@ export async function admit(
   let body: unknown;
   if (writes) {
     body = await ctx.readBody();
-    if (!free && operation === "create") body = withOwner(rt, body, user);
+    // A replacement is the whole record, owner included, as a create's body is.
+    if (!free && (operation === "create" || ctx.replace)) body = withOwner(rt, body, user);
   }
   if (free) {
     const admission: Admission = {
@@ -74,7 +75,7 @@ export async function admit(
       where: undefined,
       hidden: NO_FIELDS,
     };
-    if (writes) admission.data = validated(rt, operation, body);
+    if (writes) admission.data = validated(rt, operation, body, ctx.replace);
     return admission;
   }
   // What the rules see (the field rules too, before and after validation). One literal: this runs
@@ -97,7 +98,7 @@ export async function admit(
     : decide(rt, access));
   // Validation comes after the rule (DESIGN §4): a refused caller learns nothing about the schema.
   if (writes) {
-    admission.data = validated(rt, operation, body);
+    admission.data = validated(rt, operation, body, ctx.replace);
     // The field rules again, on what will be stored: every field of the validated value the
     // caller could have set (a schema default she did not send is not hers).
     if (!rt.fieldPolicy.open)
@@ -106,8 +107,35 @@ export async function admit(
   return admission;
 }
 
-function validated(rt: ResourceRuntime, operation: Operation, body: unknown): Record<string, unknown> {
-  return operation === "create" ? rt.validator.create(body) : rt.validator.update(body);
+function validated(
+  rt: ResourceRuntime,
+  operation: Operation,
+  body: unknown,
+  replace: boolean | undefined,
+): Record<string, unknown> {
+  if (operation === "create") return rt.validator.create(body);
+  return replace ? replacement(rt, rt.validator.create(body)) : rt.validator.update(body);
+}
+
+/**
+ * A whole record (validated as a create, defaults applied) as the changes of an update: every
+ * field it leaves out is cleared, as a PUT means (RFC 9110 §9.3.4), except a field with a write
+ * rule, which keeps its value (a caller who may not write it could not otherwise PUT at all).
+ */
+function replacement(rt: ResourceRuntime, record: Record<string, unknown>): Record<string, unknown> {
+  const changes: Record<string, unknown> = Object.create(null);
+  const ruled = rt.resource.access.fields ?? {};
+  for (const field of rt.resource.fields) {
+    const { name } = field;
+    if (name === "id" || (rt.resource.timestamps && (name === "createdAt" || name === "updatedAt"))) continue;
+    if (Object.hasOwn(record, name)) changes[name] = record[name];
+    else if (!hasWriteRule(ruled[name])) changes[name] = null;
+  }
+  return changes;
+}
+
+function hasWriteRule(access: { write?: unknown } | undefined): boolean {
+  return access?.write !== undefined && access.write !== true;
 }
 
 /** Runs the operation's rule and the field rules for a caller (also what `app.can` asks). */

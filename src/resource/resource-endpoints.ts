@@ -4,17 +4,20 @@ import type { Endpoint } from "../core/endpoint.ts";
 import { createEndpoint } from "./operations/create.ts";
 import { deleteEndpoint } from "./operations/delete.ts";
 import { listEndpoint } from "./operations/list.ts";
+import { withOnConflict } from "./operations/on-conflict.ts";
 import { readEndpoint } from "./operations/read.ts";
 import { updateEndpoint } from "./operations/update.ts";
+import { upsertEndpoint } from "./operations/upsert.ts";
 import { typeLevelPlural } from "./plural.ts";
 import { capitalize, type ResourceRuntime } from "./runtime.ts";
 
 export function resourceEndpoints(rt: ResourceRuntime): Endpoint[] {
   const { resource } = rt;
+  const update = updateEndpoint(rt);
   const endpoints = [
-    createEndpoint(rt),
+    withOnConflict(rt, createEndpoint(rt), update),
     readEndpoint(rt),
-    updateEndpoint(rt),
+    update,
     deleteEndpoint(rt),
     listEndpoint(rt),
   ];
@@ -23,6 +26,9 @@ export function resourceEndpoints(rt: ResourceRuntime): Endpoint[] {
   endpoints.forEach((e, i) => {
     e.doc = { resource: { name: resource.name, operation: operations[i]! }, tags: [resource.name] };
   });
+  // PUT /<name>/:id: a create or a whole replacement, through the two endpoints above.
+  const upsert = upsertEndpoint(rt, endpoints[0]!, endpoints[2]!);
+  upsert.doc = { resource: { name: resource.name, operation: "upsert" }, tags: [resource.name] };
   // The types name the list method with English rules (`Pluralize<Name>`); when the real
   // pluralizer disagrees (sheep → sheep), the typed name answers too.
   const typed = typeLevelPlural(resource.name);
@@ -36,5 +42,6 @@ export function resourceEndpoints(rt: ResourceRuntime): Endpoint[] {
       doc: { resource: { name: resource.name, operation: "list" }, tags: [resource.name] },
     });
   }
+  endpoints.push(upsert);
   return endpoints;
 }
