@@ -3,6 +3,7 @@
 export type { AdminOptions } from "./admin/admin.ts";
 export { type CrudkitApp, type CrudkitOptions, crudkit } from "./app/app.ts";
 export type {
+  AggregateMethod,
   ApiMethod,
   DeleteResult,
   ListQueryInput,
@@ -58,6 +59,7 @@ export type {
   ResourceAccess,
   RowRule,
 } from "./resource/access.ts";
+export type { AggregateInput, AggregateItem, AggregateResult } from "./resource/aggregate-types.ts";
 export type { CanOptions, Permission } from "./resource/can.ts";
 export { createResource, type ResourceConfig, withId } from "./resource/create-resource.ts";
 export type { HookContext, ResourceHooks } from "./resource/hooks.ts";
@@ -80,6 +82,7 @@ export {
   references,
 } from "./resource/references.ts";
 export type {
+  AggregatesOption,
   AnyResource,
   CreateInputOf,
   RecordOf,

@@ -59,6 +59,7 @@ export default defineConfig({
           { text: "Access and rules", link: "/access" },
           { text: "Identity", link: "/identity" },
           { text: "Filtering lists", link: "/filtering" },
+          { text: "Aggregates", link: "/aggregates" },
           { text: "Relations", link: "/relations" },
           { text: "Hooks", link: "/hooks" },
           { text: "In-process API", link: "/in-process-api" },

@@ -4,7 +4,7 @@
 import type { Kysely } from "kysely";
 import { type AdminOptions, admin } from "../admin/admin.ts";
 import type { RealtimeEvent, SubscribeOptions } from "../client/subscribe.ts";
-import type { ResourceApi } from "../core/api-types.ts";
+import type { BatchApi, ResourceApi } from "../core/api-types.ts";
 import { clientAddressOf, proxyTrust, type TrustProxy } from "../core/client-address.ts";
 import { type ContextDeps, HttpContext } from "../core/context.ts";
 import { type CorsOptions, createCors } from "../core/cors.ts";
@@ -51,8 +51,10 @@ import { resourceTable } from "../resource/resource-table.ts";
 import { pluginRuleSets, valueAt } from "../resource/rule-paths.ts";
 import { createResourceRuntime, type Log, type ResourceRuntime } from "../resource/runtime.ts";
 import type { AnyResource, RecordOf } from "../resource/types.ts";
+import { withAggregateCalls } from "./aggregate-calls.ts";
 import { appLogging } from "./app-logging.ts";
 import { appTelemetry, requestObservers } from "./app-telemetry.ts";
+import { type BatchOptions, batchEndpoints } from "./batch-endpoint.ts";
 import { docsEndpoints } from "./docs-page.ts";
 import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
 import { buildApi, createServerCalls, pagesOf } from "./in-process-api.ts";
@@ -160,13 +162,18 @@ export interface CrudkitOptions<
    * `bus` (redisBus, postgresBus) when several instances serve the app. @default off
    */
   realtime?: boolean | RealtimeOptions;
+  /**
+   * `POST <basePath>/batch`: up to `maxRequests` creates, updates, upserts and deletes in one
+   * transaction, all or none (`false` turns the route off). @default { maxRequests: 50 }
+   */
+  batch?: false | BatchOptions;
 }
 
 export interface CrudkitApp<R extends AnyResource = AnyResource, P extends CrudkitPlugin = CrudkitPlugin> {
   /** Web-standard request handler: `(Request) => Promise<Response>`; hosts may pass the client's address. */
   handler: RequestHandler;
   /** The same endpoints, called from server code. */
-  api: ResourceApi<R>;
+  api: ResourceApi<R> & BatchApi;
   /**
    * Settles when migrations and plugin `init` are done; the handler waits for it by itself. An
    * unreachable database rejects it with a `DatabaseUnreachableError` (code, host, cause).
@@ -249,7 +256,7 @@ export interface AppRealtime<R extends AnyResource> {
 const CLOSE_GRACE_MS = 10_000;
 
 const CRUDKIT_OPTION_KEYS = optionKeys<CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>>()(
-  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log logger requestLogs tracing openapi docs admin cors listETags trustProxy realtime",
+  "resources plugins database basePath identify autoMigrate bodyLimit maxJsonDepth defaultLimit maxLimit statementTimeout log logger requestLogs tracing openapi docs admin cors listETags trustProxy realtime batch",
 );
 
 /**
@@ -302,18 +309,19 @@ export function crudkit<
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     listLimits,
   });
-  const caches = plugins.flatMap((p) => (p.readCache ? [p.readCache] : []));
-  if (caches.length > 1) throw new ConfigError("Only one plugin may cache reads; two were given.");
   const { endpoints, tables, listNames } = assembleResources(options.resources, runtimes, {
     database,
     pluginHooks: plugins.flatMap((p) => (p.hooks ? [p.hooks] : [])),
     ...listLimits,
-    readCache: caches[0],
+    readCache: readCacheOf(plugins),
     log,
     relations,
     files,
     runtimeOf: (name) => runtimes.get(name)!,
   });
+  // Before the plugins wrap the endpoints (an Idempotency-Key, rate limits); routes at request time.
+  const route = (method: string, path: string) => router.match(method, basePath + path);
+  endpoints.push(...batchEndpoints(options.batch, { route, log, driverErrors: database.profile.errors }));
   addPlugins(plugins, pluginContext, endpoints, tables);
   const rpc = rpcEndpoint(endpoints);
   if (rpc) endpoints.push(rpc);
@@ -351,10 +359,10 @@ export function crudkit<
   const api = buildApi(endpoints, { deps, startup: gate, log, inFlight, tracing: options.tracing !== false });
   const http = { ...httpOf(options, plugins), observe: requestObservers(logging.observe, plugins) };
   const handler = createHttpHandler({ router, deps, startup: gate, log, inFlight, ...http });
-  for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;
+  withListPagesAndAggregates(api, listNames, endpoints);
   return {
     handler,
-    api: api as ResourceApi<Resources[number]>,
+    api: api as ResourceApi<Resources[number]> & BatchApi,
     ready,
     retryStartup: () => startup.retry(),
     db: database.kysely,
@@ -382,6 +390,23 @@ export function crudkit<
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,
   } as CrudkitApp<Resources[number], Plugins[number]>;
+}
+
+/** `list<Plural>Pages` for each list, and `aggregate<Plural>` taking its request at the top level. */
+function withListPagesAndAggregates(
+  api: ReturnType<typeof buildApi>,
+  listNames: readonly string[],
+  endpoints: readonly Endpoint[],
+): void {
+  for (const name of listNames) api[`${name}Pages`] = pagesOf(api[name]!) as never;
+  withAggregateCalls(api, endpoints);
+}
+
+/** The read cache of the one plugin that keeps one (the cache plugin), if any. */
+function readCacheOf(plugins: readonly CrudkitPlugin[]) {
+  const caches = plugins.flatMap((p) => (p.readCache ? [p.readCache] : []));
+  if (caches.length > 1) throw new ConfigError("Only one plugin may cache reads; two were given.");
+  return caches[0];
 }
 
 function healthChecksOf(database: Database, plugins: readonly CrudkitPlugin[]): HealthCheck[] {

@@ -1,6 +1,8 @@
 // createClient: a proxy that turns `client.product.read(id)` and `client.uploadFile(input)` into
 // requests. It knows nothing about the server at runtime; the types come from `typeof app`.
 
+import { aggregateParams } from "./aggregate-params.ts";
+import { batchOf } from "./batch.ts";
 import { type CallOptions, type ClientOptions, type ClientResult, send } from "./request.ts";
 import { type RealtimeEvent, type SubscribeOptions, subscribe } from "./subscribe.ts";
 import type { Client } from "./types.ts";
@@ -26,6 +28,7 @@ export function createClient<App>(options: ClientOptions): Client<App> {
     path: string,
     { method, query, body, ...rest }: CallOptions & { method?: string; query?: object; body?: unknown } = {},
   ) => call({ method: method ?? (body === undefined ? "GET" : "POST"), path, query, body }, rest);
+  members.$batch = batchOf(call);
   return new Proxy(members, {
     get(target, key) {
       // Not a thenable: `await client` must not call a server method named "then".
@@ -75,6 +78,16 @@ function member(name: string, call: Call, clientOptions: ClientOptions) {
       // GET /<name> lists as /<plural> does, so the client needs no pluralizer.
       list: (query?: object, options?: CallOptions) =>
         call({ method: "GET", path: `/${name}`, query }, options),
+      // Typed on the plural (`client.products.aggregate`): its path is /<plural>/aggregate.
+      aggregate: (input: Record<string, unknown> = {}, options?: CallOptions) =>
+        call(
+          {
+            method: "GET",
+            path: `/${name}/aggregate`,
+            query: { ...aggregateParams(input), where: input.where },
+          },
+          options,
+        ),
       subscribe: (
         query: { where?: object } | undefined,
         onEvent: (event: RealtimeEvent<unknown>) => void,

@@ -3,6 +3,7 @@
 
 import type { DeleteResult, ExpandInput, ListQueryInput } from "../core/api-types.ts";
 import type { ListResult } from "../query/list-query.ts";
+import type { AggregateInput, AggregateResult } from "../resource/aggregate-types.ts";
 import type { Expanded, ExpandPath } from "../resource/relation-types.ts";
 import type {
   AnyObjectSchema,
@@ -12,6 +13,7 @@ import type {
   Resource,
   UpdateInputOf,
 } from "../resource/types.ts";
+import type { Batch } from "./batch.ts";
 import type { CallOptions, ClientResult, FetchOptions, WriteOptions } from "./request.ts";
 import type { RealtimeEvent, SubscribeOptions } from "./subscribe.ts";
 
@@ -191,6 +193,17 @@ export interface HistoryClient<Rec> {
   ): Promise<ClientResult<ListResult<HistoryEntry<Rec>>>>;
 }
 
+export interface AggregateClient<R extends AnyResource, All extends AnyResource = R> {
+  /**
+   * Counts, sums, averages and extremes over the records you may list, by group:
+   * `aggregate({ count: true, sum: ["price"], groupBy: ["status"], where })`.
+   */
+  aggregate<const I extends AggregateInput<R, All>>(
+    input: I,
+    options?: CallOptions<AggregateResult<R, I>>,
+  ): Promise<ClientResult<AggregateResult<R, I>>>;
+}
+
 /** Whether a plugin of the app (audit) serves `/<resource>/:id/history`. */
 type HistoryRoute<E> = E extends { path: infer P }
   ? 0 extends 1 & P
@@ -242,8 +255,13 @@ export interface Fetch<App> {
 
 export type Client<App> = {
   [R in ResourcesOf<App> as R["name"]]: ResourceClient<R, ResourcesOf<App>> & HistoryOf<App, R>;
+} & {
+  /** `client.products.aggregate(…)`: on the plural, as its path `/<plural>/aggregate`. */
+  [R in ResourcesOf<App> as R["plural"]]: AggregateClient<R, ResourcesOf<App>>;
 } & PluginMethods<App> & {
     $fetch: Fetch<App>;
+    /** Several writes in one transaction, all or none: `$batch((b) => [b.order.create({…}), …])`. */
+    $batch: Batch<ResourcesOf<App>>;
   };
 
 export type { FetchOptions };

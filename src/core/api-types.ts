@@ -2,6 +2,7 @@
 
 import type { ListResult } from "../query/list-query.ts";
 import type { Where } from "../query/where.ts";
+import type { AggregateInput, AggregateResult } from "../resource/aggregate-types.ts";
 import type { Expanded, ExpandPath, RelatedFields } from "../resource/relation-types.ts";
 import type { AnyResource, CreateInputOf, RecordOf, SortableOf, UpdateInputOf } from "../resource/types.ts";
 
@@ -71,6 +72,16 @@ export interface ListMethod<R extends AnyResource, All extends AnyResource> {
   ): Promise<ListResult<RecordOf<R>>>;
 }
 
+/** `aggregateX`: generic in what it asks for, so the items say what arrived. */
+export interface AggregateMethod<R extends AnyResource, All extends AnyResource> {
+  <const I extends AggregateInput<R, All>>(
+    options: BaseCallOptions & I & { asResponse: true },
+  ): Promise<Response>;
+  <const I extends AggregateInput<R, All>>(
+    options: BaseCallOptions & I & { asResponse?: false },
+  ): Promise<AggregateResult<R, I>>;
+}
+
 export interface DeleteResult {
   success: true;
   id: string;
@@ -112,8 +123,34 @@ export type ResourceApi<R extends AnyResource> = {
 } & {
   [K in R as `list${Capitalize<K["plural"]>}`]: ListMethod<K, R>;
 } & {
+  /** `aggregateProducts({ count: true, sum: ["price"], groupBy: ["status"], where })`, under the list rule. */
+  [K in R as `aggregate${Capitalize<K["plural"]>}`]: AggregateMethod<K, R>;
+} & {
   /** Every page of the list, by cursor: `for await (const page of app.api.listProductsPages())`. */
   [K in R as `list${Capitalize<K["plural"]>}Pages`]: <const E extends ExpandPath<K, R> = never>(
     options?: BaseCallOptions & { query?: Omit<ListQueryInput<K, R>, "page" | "cursor"> & ExpandInput<E> },
   ) => AsyncIterable<ListResult<Expanded<K, R, E>>>;
 };
+
+/** One request of a batch: a write of a resource, its path under the base path (`/product/abc`). */
+export interface BatchRequest {
+  method: "POST" | "PATCH" | "PUT" | "DELETE";
+  /** `/product`, `/product/abc`, `/product?onConflict=sku`. */
+  path: string;
+  body?: unknown;
+  /** The version the request changes: `If-Match` (or `If-None-Match: *` on a PUT). */
+  headers?: { "If-Match"?: string; "If-None-Match"?: string };
+}
+
+/** What a batch answers: each request's status and body, in order. */
+export interface BatchAnswer {
+  results: { status: number; body: unknown }[];
+}
+
+export interface BatchApi {
+  /**
+   * `POST /batch`: the requests in one transaction, all or none; the first that fails throws its
+   * error, with `details: { index, error }`. On unless `crudkit({ batch: false })`.
+   */
+  batch: ApiMethod<BaseCallOptions & { body: { requests: readonly BatchRequest[] } }, BatchAnswer>;
+}

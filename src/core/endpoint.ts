@@ -99,7 +99,10 @@ export interface EndpointDoc {
   summary?: string;
   tags?: readonly string[];
   /** The resource and operation behind a generated endpoint. */
-  resource?: { name: string; operation: "create" | "read" | "update" | "delete" | "list" | "upsert" };
+  resource?: {
+    name: string;
+    operation: "create" | "read" | "update" | "delete" | "list" | "upsert" | "aggregate";
+  };
   /** Query parameters, as `{ name: schema }`. */
   query?: Readonly<Record<string, JsonSchema>>;
   /** The JSON body. */

@@ -4,6 +4,7 @@
 import type { Endpoint, JsonSchema } from "../core/endpoint.ts";
 import type { RelationGraph } from "../resource/relations.ts";
 import type { AnyResource } from "../resource/types.ts";
+import { aggregateParts } from "./aggregate-operation.ts";
 import { withArticle } from "./english.ts";
 import type { ListLanguage, ListShape } from "./list-language.ts";
 import { expandParameter, listParameters } from "./list-parameters.ts";
@@ -158,6 +159,10 @@ export function resourceOperation(endpoint: Endpoint, parts: ResourceParts): Rec
       };
     case "list":
       return listOperation(base, parts, endpoint.path !== `/${resource.plural}`);
+    case "aggregate": {
+      const { summary, parameters, answer } = aggregateParts(resource, parts.listRules, parts.language);
+      return { ...base, summary, parameters, responses: responses(200, answer, ERRORS.list) };
+    }
   }
 }
 

@@ -6,6 +6,7 @@ import { checkOptionKeys, optionKeys } from "../core/option-keys.ts";
 import type { CountMode } from "../query/list-query.ts";
 import { type Field, readFields } from "../schema/field-model.ts";
 import type { ResourceAccess } from "./access.ts";
+import { checkedAggregates } from "./aggregate-option.ts";
 import type { ResourceHooks } from "./hooks.ts";
 import { type Pluralize, pluralize } from "./plural.ts";
 import type {
@@ -60,6 +61,13 @@ export interface ResourceConfig<
    * Server code acting with `overrideAccess` is exempt. @default false
    */
   requireIfMatch?: boolean;
+  /**
+   * Opens `GET /<plural>/aggregate` beyond `count`: the fields `countDistinct`, `sum`, `avg`,
+   * `min` and `max` may name, and those `groupBy` may. Hidden fields stay closed to whoever may not
+   * read them. @default { fields: [], groupBy: [] }
+   * @example aggregates: { fields: ["price", "quantity"], groupBy: ["status", "category"] }
+   */
+  aggregates?: { fields?: readonly StoredField<S, T>[]; groupBy?: readonly StoredField<S, T>[] };
 }
 
 type StoredField<S extends AnyObjectSchema, T extends boolean> = keyof RecordShape<S, T> & string;
@@ -71,7 +79,7 @@ type ColumnSet<S extends AnyObjectSchema, T extends boolean> =
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 
 const RESOURCE_OPTION_KEYS = optionKeys<ResourceConfig<string, AnyObjectSchema, string, boolean>>()(
-  "name schema plural searchable filterable access hooks unique indexes count timestamps requireIfMatch",
+  "name schema plural searchable filterable access hooks unique indexes count timestamps requireIfMatch aggregates",
 );
 const ACCESS_OPTION_KEYS = optionKeys<ResourceAccess>()(
   "create read list update delete fields owner ownerBypass",
@@ -141,6 +149,7 @@ export function createResource<
     indexes,
     count: config.count ?? "exact",
     requireIfMatch: config.requireIfMatch === true,
+    aggregates: checkedAggregates(config.name, fields, config.aggregates),
   };
 }
 

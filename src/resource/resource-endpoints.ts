@@ -1,6 +1,7 @@
 // The five endpoints of a resource, and the in-process names they answer to.
 
 import type { Endpoint } from "../core/endpoint.ts";
+import { aggregateEndpoint } from "./operations/aggregate.ts";
 import { createEndpoint } from "./operations/create.ts";
 import { deleteEndpoint } from "./operations/delete.ts";
 import { listEndpoint } from "./operations/list.ts";
@@ -43,5 +44,10 @@ export function resourceEndpoints(rt: ResourceRuntime): Endpoint[] {
     });
   }
   endpoints.push(upsert);
+  // GET /<plural>/aggregate: counts and sums under the list rule.
+  const aggregate = aggregateEndpoint(rt);
+  aggregate.doc = { resource: { name: resource.name, operation: "aggregate" }, tags: [resource.name] };
+  if (typed !== resource.plural) aggregate.operationAliases = [`aggregate${capitalize(typed)}`];
+  endpoints.push(aggregate);
   return endpoints;
 }

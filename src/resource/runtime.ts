@@ -13,6 +13,7 @@ import { type Condition, type FilterField, parseRuleWhere } from "../query/where
 import type { Field } from "../schema/field-model.ts";
 import { createInputValidator, type InputValidator } from "../schema/input-validation.ts";
 import type { Operation } from "./access.ts";
+import { type Aggregator, createAggregator } from "./aggregate-sql.ts";
 import { createFieldPolicy, type FieldPolicy, gatesOf } from "./field-access.ts";
 import { type FileFields, fileFieldsOf } from "./file-fields.ts";
 import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
@@ -36,6 +37,8 @@ export interface ResourceRuntime {
   /** How the database's errors read (a foreign key that refused a delete, say). */
   readonly driverErrors: DriverErrors;
   readonly store: RecordStore;
+  /** The statements of `GET /<plural>/aggregate`. */
+  readonly aggregator: Aggregator;
   readonly validator: InputValidator;
   readonly hooks: HookChain;
   readonly listRules: ListRules;
@@ -115,6 +118,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     db: options.database.kysely,
     driverErrors: options.database.profile.errors,
     store: createRecordStore(resource, options.database, ruleFields, options.log),
+    aggregator: createAggregator(resource, options.database, ruleFields),
     validator: createInputValidator(resource.name, resource.fields, managed),
     hooks: chainHooks([resource.hooks, ...options.pluginHooks]),
     listRules,

@@ -108,6 +108,16 @@ export interface Resource<
   readonly count: "exact" | "estimated" | "none";
   /** Updates and deletes must name the version they change (`If-Match`), or answer 428. */
   readonly requireIfMatch: boolean;
+  /** What `GET /<plural>/aggregate` may aggregate and group by (count needs none). */
+  readonly aggregates: AggregatesOption | undefined;
+}
+
+/** The fields aggregates may name (`aggregates` of `createResource`). */
+export interface AggregatesOption {
+  /** Fields `countDistinct`, `sum`, `avg` (numbers only), `min` and `max` may name. @default [] */
+  fields?: readonly string[];
+  /** Fields `groupBy` may name. @default [] */
+  groupBy?: readonly string[];
 }
 
 export type AnyResource = Resource<string, AnyObjectSchema, string, boolean>;
