@@ -74,12 +74,16 @@ export {
   type FileRefOptions,
   type FileRefSchema,
   fileRef,
+  type ManyBrand,
   type OnDelete,
   type ReferenceBrand,
   type ReferenceOptions,
   type ReferenceSchema,
+  type ReferencesManyOptions,
+  type ReferencesManySchema,
   type ReverseOptions,
   references,
+  referencesMany,
 } from "./resource/references.ts";
 export type {
   AggregatesOption,

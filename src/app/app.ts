@@ -45,6 +45,7 @@ import {
 import { MAX_EXPAND_DEPTH } from "../resource/expand.ts";
 import { hiddenSomewhere } from "../resource/field-access.ts";
 import { chainHooks } from "../resource/hooks.ts";
+import { junctionTable } from "../resource/many-fields.ts";
 import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
 import { resourceTable } from "../resource/resource-table.ts";
@@ -681,6 +682,9 @@ function assembleResources(
         for (const name of [e.operationName, ...(e.operationAliases ?? [])]) if (name) listNames.push(name);
     tables.push(resourceTable(resource));
   }
+  // The junction tables of lists of ids, after every table their foreign keys point at.
+  for (const resource of resources)
+    for (const field of resource.many) tables.push(junctionTable(resource, field));
   return { endpoints, tables, listNames };
 }
 

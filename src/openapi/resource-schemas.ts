@@ -97,10 +97,11 @@ export function recordSchema(resource: AnyResource, relations: ReadonlyMap<strin
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   const ruled = new Set(Object.keys(resource.access.fields ?? {}));
-  for (const field of resource.fields) {
+  for (const field of [...resource.fields, ...resource.many]) {
     const value = valueSchema(field, "output");
-    // A JSON value the database holds but cannot give back whole (edited by hand) is read as null.
-    properties[field.name] = field.nullable || field.kind === "json" ? orNull(value) : value;
+    // A JSON value the database holds but cannot give back whole (edited by hand) is read as null;
+    // a list of ids (referencesMany) is read from its junction table, always a list.
+    properties[field.name] = field.nullable || (field.kind === "json" && !field.many) ? orNull(value) : value;
     if (!field.optional && !ruled.has(field.name)) required.push(field.name);
   }
   // What `expand` adds, when asked for: absent otherwise.
@@ -138,7 +139,7 @@ const SERVER_MANAGED = new Set(["createdAt", "updatedAt"]);
 export function inputSchema(resource: AnyResource, partial: boolean): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
-  for (const field of resource.fields) {
+  for (const field of [...resource.fields, ...resource.many]) {
     if (resource.timestamps && SERVER_MANAGED.has(field.name)) continue;
     if (partial && field.name === "id") continue;
     let schema = valueSchema(field, "input");

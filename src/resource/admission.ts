@@ -125,11 +125,11 @@ function validated(
 function replacement(rt: ResourceRuntime, record: Record<string, unknown>): Record<string, unknown> {
   const changes: Record<string, unknown> = Object.create(null);
   const ruled = rt.resource.access.fields ?? {};
-  for (const field of rt.resource.fields) {
+  for (const field of [...rt.resource.fields, ...rt.resource.many]) {
     const { name } = field;
     if (name === "id" || (rt.resource.timestamps && (name === "createdAt" || name === "updatedAt"))) continue;
     if (Object.hasOwn(record, name)) changes[name] = record[name];
-    else if (!hasWriteRule(ruled[name])) changes[name] = null;
+    else if (!hasWriteRule(ruled[name])) changes[name] = field.many ? [] : null;
   }
   return changes;
 }

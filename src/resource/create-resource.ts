@@ -115,7 +115,10 @@ export function createResource<
   if (!NAME.test(plural))
     throw new ConfigError(`Plural "${plural}" of resource "${config.name}" is not a valid name.`);
   const timestamps = config.timestamps ?? true;
-  const fields = withServerFields(readFields(config.schema), timestamps);
+  const every = withServerFields(readFields(config.schema), timestamps);
+  // A list of ids (referencesMany) is no column: its junction table holds it (many-fields.ts).
+  const fields = every.filter((f) => !f.many);
+  const many = every.filter((f) => f.many);
   const searchable = config.searchable ?? [];
   for (const name of searchable) {
     const field = fields.find((f) => f.name === name);
@@ -145,6 +148,7 @@ export function createResource<
     access: (config.access ?? {}) as ResourceAccess,
     hooks: (config.hooks ?? {}) as Resource["hooks"],
     fields,
+    many,
     unique,
     indexes,
     count: config.count ?? "exact",

@@ -50,12 +50,17 @@ export function referenceErrors(resource: AnyResource, driver: DriverErrors) {
 export function missingReferences(missing: readonly Field[]): APIError {
   return new APIError(
     "VALIDATION_ERROR",
-    `${missing.map((f) => `"${f.name}"`).join(" and ")} must be the id of an existing ${missing.map((f) => f.reference!.target).join(" / ")}.`,
+    `${missing.map((f) => `"${f.name}"`).join(" and ")} must be the id of an existing ${missing.map(targetOf).join(" / ")}.`,
     {
       details: missing.map((f) => ({
         path: f.name,
-        message: `No ${f.reference!.target} with this id exists.`,
+        message: `No ${targetOf(f)} with this id exists.`,
       })),
     },
   );
+}
+
+/** What a reference field, or a list of them (`referencesMany`), points at. */
+function targetOf(field: Field): string {
+  return (field.reference ?? field.many)!.target;
 }

@@ -19,7 +19,13 @@ type Row = Record<string, unknown>;
 
 /** What the transaction must still check: each reference whose target's read rule has a row rule. */
 export interface ReferenceChecks {
-  readonly rows: readonly { field: Field; target: ResourceRuntime; id: string; scope: Condition }[];
+  /** `ids`: one for a reference, the list for a list of ids (`referencesMany`). */
+  readonly rows: readonly {
+    field: Field;
+    target: ResourceRuntime;
+    ids: readonly string[];
+    scope: Condition;
+  }[];
 }
 
 /** The reference fields whose writes are checked (`requireRead`, the default). */
@@ -41,17 +47,25 @@ export async function referenceChecks(
   written: Row,
   readers: Readers = new Map(),
 ): Promise<ReferenceChecks | undefined> {
-  if (ctx.overrideAccess || rt.references.length === 0) return undefined;
+  const lists = rt.resource.many.filter((f) => f.many!.requireRead);
+  if (ctx.overrideAccess || (rt.references.length === 0 && lists.length === 0)) return undefined;
   const refused: Field[] = [];
-  const rows: { field: Field; target: ResourceRuntime; id: string; scope: Condition }[] = [];
+  const rows: { field: Field; target: ResourceRuntime; ids: readonly string[]; scope: Condition }[] = [];
+  const ask = async (field: Field, ids: readonly string[]) => {
+    const target = rt.runtimeOf((field.reference ?? field.many)!.target);
+    const reader = await readerOf(target, ctx, readers);
+    if (reader === null) refused.push(field);
+    else if (reader.scope) rows.push({ field, target, ids, scope: reader.scope });
+  };
   for (const field of rt.references) {
     const id = written[field.name];
     if (typeof id !== "string") continue;
     if (field.name === rt.resource.access.owner && user !== null && id === user.id) continue;
-    const target = rt.runtimeOf(field.reference!.target);
-    const reader = await readerOf(target, ctx, readers);
-    if (reader === null) refused.push(field);
-    else if (reader.scope) rows.push({ field, target, id, scope: reader.scope });
+    await ask(field, [id]);
+  }
+  for (const field of lists) {
+    const ids = written[field.name];
+    if (Array.isArray(ids) && ids.length > 0) await ask(field, ids as string[]);
   }
   if (refused.length > 0) throw missingReferences(refused);
   return rows.length > 0 ? { rows } : undefined;
@@ -60,7 +74,12 @@ export async function referenceChecks(
 /** In the write's transaction: each row-ruled reference must name a row the caller may read. */
 export async function checkReferenceRows(trx: Kysely<any>, checks: ReferenceChecks): Promise<void> {
   const missing: Field[] = [];
-  for (const { field, target, id, scope } of checks.rows)
-    if (!(await target.store.holds(trx, id, scope))) missing.push(field);
+  for (const { field, target, ids, scope } of checks.rows) {
+    // A reference's row is share-locked as it is checked; a list's are read in one statement.
+    const held = field.many
+      ? (await target.store.related.byIds(trx, ids, scope)).length === ids.length
+      : await target.store.holds(trx, ids[0]!, scope);
+    if (!held) missing.push(field);
+  }
   if (missing.length > 0) throw missingReferences(missing);
 }

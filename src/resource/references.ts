@@ -121,6 +121,57 @@ export function references<
   return schema as ReferenceSchema<Target, As, Reverse>;
 }
 
+export interface ReferencesManyOptions {
+  /** Ids the list may hold; more is a 400 naming the field. @default 100 */
+  maxItems?: number;
+  /** As for `references()`: every id must name a record the caller may read. @default true */
+  requireRead?: boolean;
+}
+
+/** Type-level mark of a list of ids: what they point at. */
+export interface ManyBrand<Target> {
+  readonly "~crudkitMany"?: Target;
+}
+export type ReferencesManySchema<Target extends string> = z.ZodArray<z.ZodString> & ManyBrand<Target>;
+
+const MANY_OPTION_KEYS = optionKeys<ReferencesManyOptions>()("maxItems requireRead");
+
+/**
+ * A field that lists ids of another resource's records, in the order given (many-to-many). The
+ * list is kept in a junction table the migrations create (`<resource>_<field>`: owner, target,
+ * position), with foreign keys that cascade both ways: deleting a target takes it out of every
+ * list. A write sets the whole list in its transaction; every id must name a record the caller
+ * may read (the same 400 as a missing id), none twice, at most `maxItems`.
+ *
+ * @example
+ * const post = createResource({
+ *   name: "post",
+ *   schema: withId({ title: z.string(), tagIds: referencesMany("tag", { maxItems: 20 }) }),
+ *   access: { read: true, list: true, create: true, update: true },
+ * });
+ */
+export function referencesMany<const Target extends string>(
+  target: Target | { readonly name: Target },
+  options: ReferencesManyOptions = {},
+): ReferencesManySchema<Target> {
+  checkOptionKeys(options, MANY_OPTION_KEYS, "referencesMany()");
+  const maxItems = options.maxItems ?? 100;
+  if (!Number.isInteger(maxItems) || maxItems < 1 || maxItems > 10_000)
+    throw new Error("referencesMany(): maxItems must be a whole number from 1 to 10000.");
+  const schema = z
+    .array(ID)
+    .max(maxItems)
+    .refine((ids) => new Set(ids).size === ids.length, { message: "The same id appears twice." });
+  markField(schema, {
+    many: {
+      target: typeof target === "string" ? target : target.name,
+      requireRead: options.requireRead ?? true,
+      maxItems,
+    },
+  });
+  return schema as unknown as ReferencesManySchema<Target>;
+}
+
 const FILE_REF_OPTION_KEYS = optionKeys<FileRefOptions>()("mimeTypes maxSize");
 
 /**

@@ -17,6 +17,7 @@ import { type Aggregator, createAggregator } from "./aggregate-sql.ts";
 import { createFieldPolicy, type FieldPolicy, gatesOf } from "./field-access.ts";
 import { type FileFields, fileFieldsOf } from "./file-fields.ts";
 import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
+import { withManyFields } from "./many-fields.ts";
 import { createRecordStore, type RecordStore } from "./record-store.ts";
 import { checkedReferences } from "./reference-reads.ts";
 import type { RelationGraph } from "./relations.ts";
@@ -117,9 +118,13 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     resource,
     db: options.database.kysely,
     driverErrors: options.database.profile.errors,
-    store: createRecordStore(resource, options.database, ruleFields, options.log),
+    store: withManyFields(
+      createRecordStore(resource, options.database, ruleFields, options.log),
+      resource,
+      options.database.profile.errors,
+    ),
     aggregator: createAggregator(resource, options.database, ruleFields),
-    validator: createInputValidator(resource.name, resource.fields, managed),
+    validator: createInputValidator(resource.name, [...resource.fields, ...resource.many], managed),
     hooks: chainHooks([resource.hooks, ...options.pluginHooks]),
     listRules,
     listRulesFor(hidden) {

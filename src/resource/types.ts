@@ -100,6 +100,8 @@ export interface Resource<
   readonly hooks: AnyResourceHooks;
   /** Every stored field, including the server-managed `id` and timestamps. */
   readonly fields: readonly Field[];
+  /** The lists of ids (`referencesMany()`), each kept in a junction table rather than a column. */
+  readonly many: readonly Field[];
   /** Sets of fields that are unique together. */
   readonly unique: readonly (readonly string[])[];
   /** Further indexed sets of fields. */

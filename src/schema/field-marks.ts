@@ -16,6 +16,16 @@ export interface ReferenceSpec {
   reverse: { name?: string; limit?: number; sortBy?: string; sortOrder?: "asc" | "desc" };
 }
 
+/** A list of ids of another resource's records (`referencesMany()`), kept in a junction table. */
+export interface ManySpec {
+  /** The referenced resource's name. */
+  target: string;
+  /** Whether a write must name records its caller may read (false: any existing record). */
+  requireRead: boolean;
+  /** Ids the list may hold. */
+  maxItems: number;
+}
+
 export interface FileRefSpec {
   mimeTypes: readonly string[] | undefined;
   maxSize: number | undefined;
@@ -24,6 +34,7 @@ export interface FileRefSpec {
 export interface FieldMarks {
   reference?: ReferenceSpec;
   file?: FileRefSpec;
+  many?: ManySpec;
 }
 
 // Zod carries a registry's entries to the schemas derived by `.max()`, `.describe()` and the like.

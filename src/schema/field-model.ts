@@ -3,7 +3,7 @@
 
 import { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
-import { type FileRefSpec, marksOf, type ReferenceSpec } from "./field-marks.ts";
+import { type FileRefSpec, type ManySpec, marksOf, type ReferenceSpec } from "./field-marks.ts";
 
 /** How a field is stored and read back. */
 export type FieldKind = "string" | "integer" | "number" | "boolean" | "enum" | "date" | "json";
@@ -25,6 +25,8 @@ export interface Field {
   reference?: ReferenceSpec;
   /** The uploaded file it holds the id of (`fileRef()`). */
   file?: FileRefSpec;
+  /** The records of another resource it lists the ids of (`referencesMany()`): no column, a junction table. */
+  many?: ManySpec;
   /**
    * Its value's bounds and format as JSON Schema keywords (`minLength`, `maximum`, `format`,
    * `pattern`…), for the OpenAPI document and the forms built from it. Empty when it has none.
@@ -65,6 +67,7 @@ function readField(name: string, schema: z.ZodType): Field {
     const marks = marksOf(current);
     if (marks?.reference) field.reference ??= marks.reference;
     if (marks?.file) field.file ??= marks.file;
+    if (marks?.many) field.many ??= marks.many;
     const d = def(current);
     switch (d.type) {
       case "optional":

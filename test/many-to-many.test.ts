@@ -1,0 +1,211 @@
+// Many-to-many (issue 41 §1) on SQLite, PostgreSQL and MariaDB: `referencesMany(tag)` keeps a
+// post's tag ids in a junction table the migrations make; writes set the whole list in their
+// transaction, in the order given; reads and lists carry it; deleting a tag takes it out of every
+// list; an id of a tag the caller may not read is refused byte for byte as an unknown one; repeats
+// and more than maxItems are 400s naming the field. Through HTTP, app.api and the client.
+
+import {
+  apiKey,
+  createResource,
+  crudkit,
+  type DatabaseOptions,
+  ownedBy,
+  referencesMany,
+  withId,
+} from "crudkit-api";
+import { createClient } from "crudkit-api/client";
+import { audit } from "crudkit-api/plugins";
+import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { appPerDialect, forEachDialect } from "./dialects.ts";
+import { call, expectNoLeak } from "./helpers.ts";
+
+const tag = createResource({
+  name: "tag",
+  schema: withId({ ownerId: z.string().max(255).optional(), name: z.string().max(50) }),
+  access: ownedBy("ownerId"),
+});
+const post = createResource({
+  name: "post",
+  schema: withId({
+    ownerId: z.string().max(255).optional(),
+    title: z.string().max(100),
+    tagIds: referencesMany(tag, { maxItems: 3 }),
+  }),
+  access: ownedBy("ownerId"),
+});
+
+const keys = apiKey({ keys: { "alice-key": { id: "alice" }, "bob-key": { id: "bob" } } });
+const ALICE = { "x-api-key": "alice-key" };
+const BOB = { "x-api-key": "bob-key" };
+
+const makeApp = (database: DatabaseOptions) =>
+  crudkit({ database, autoMigrate: true, resources: [tag, post], plugins: [keys, audit()] });
+
+forEachDialect((dialect) => {
+  const app = appPerDialect(dialect, makeApp);
+  const tags = {} as Record<"red" | "green" | "blue" | "black" | "bobs", string>;
+  beforeAll(async () => {
+    for (const name of ["red", "green", "blue", "black"] as const)
+      tags[name] = (await call(app, "POST", "/api/tag", { headers: ALICE, body: { name } })).body.id;
+    tags.bobs = (await call(app, "POST", "/api/tag", { headers: BOB, body: { name: "bob's" } })).body.id;
+  });
+  const junction = async (owner: string) =>
+    (
+      await app.db
+        .selectFrom("post_tagIds")
+        .select(["target", "position"])
+        .where("owner", "=", owner)
+        .orderBy("position")
+        .execute()
+    ).map((row) => String(row.target));
+
+  describe("referencesMany", () => {
+    it("a create stores the list in order; reads and lists carry it", async () => {
+      const made = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "one", tagIds: [tags.green, tags.red] },
+      });
+      expect(made.status).toBe(201);
+      expect(made.body.tagIds).toEqual([tags.green, tags.red]);
+      expect(await junction(made.body.id)).toEqual([tags.green, tags.red]);
+      const read = await call(app, "GET", `/api/post/${made.body.id}`, { headers: ALICE });
+      expect(read.body.tagIds).toEqual([tags.green, tags.red]);
+      const listed = await call(app, "GET", "/api/posts", { headers: ALICE });
+      expect(listed.body.items.find((p: { id: string }) => p.id === made.body.id).tagIds).toEqual([
+        tags.green,
+        tags.red,
+      ]);
+      const bare = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "none", tagIds: [] },
+      });
+      expect(bare.body.tagIds).toEqual([]);
+    });
+
+    it("PATCH with the field replaces the list; without it leaves it alone; PUT replaces it", async () => {
+      const made = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "two", tagIds: [tags.red] },
+      });
+      const id = made.body.id;
+      const replaced = await call(app, "PATCH", `/api/post/${id}`, {
+        headers: ALICE,
+        body: { tagIds: [tags.blue, tags.green, tags.red] },
+      });
+      expect(replaced.status).toBe(200);
+      expect(replaced.body.tagIds).toEqual([tags.blue, tags.green, tags.red]);
+      const renamed = await call(app, "PATCH", `/api/post/${id}`, { headers: ALICE, body: { title: "2" } });
+      expect(renamed.body.tagIds).toEqual([tags.blue, tags.green, tags.red]);
+      const put = await call(app, "PUT", `/api/post/${id}`, {
+        headers: ALICE,
+        body: { title: "2", tagIds: [tags.black] },
+      });
+      expect(put.body.tagIds).toEqual([tags.black]);
+      expect(await junction(id)).toEqual([tags.black]);
+      // The audit entry carries the list like any other field.
+      const entry = await app.db
+        .selectFrom("audit_logs")
+        .select(["before", "after"])
+        .where("record_id", "=", id)
+        .where("operation", "=", "update")
+        .orderBy("created_at")
+        .orderBy("id")
+        .executeTakeFirst();
+      const after = typeof entry?.after === "string" ? JSON.parse(entry.after) : entry?.after;
+      expect(after.tagIds).toEqual([tags.blue, tags.green, tags.red]);
+    });
+
+    it("deleting a tag takes it out of every list; deleting a post removes its rows", async () => {
+      const doomed = (await call(app, "POST", "/api/tag", { headers: ALICE, body: { name: "doomed" } })).body
+        .id;
+      const made = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "three", tagIds: [tags.red, doomed] },
+      });
+      expect((await call(app, "DELETE", `/api/tag/${doomed}`, { headers: ALICE })).status).toBe(200);
+      expect((await call(app, "GET", `/api/post/${made.body.id}`, { headers: ALICE })).body.tagIds).toEqual([
+        tags.red,
+      ]);
+      expect((await call(app, "DELETE", `/api/post/${made.body.id}`, { headers: ALICE })).status).toBe(200);
+      expect(await junction(made.body.id)).toEqual([]);
+    });
+
+    it("bob's tag in alice's list gets the byte-identical 400 of an unknown id, and nothing is stored", async () => {
+      const before = Number(
+        (
+          await app.db
+            .selectFrom("post")
+            .select((eb) => eb.fn.countAll().as("n"))
+            .executeTakeFirst()
+        )?.n,
+      );
+      const unknown = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "x", tagIds: [tags.red, "no-such-tag"] },
+      });
+      const bobs = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "x", tagIds: [tags.red, tags.bobs] },
+      });
+      expect(unknown.status).toBe(400);
+      expect(bobs.text).toBe(unknown.text);
+      expect(unknown.body.details).toEqual([{ path: "tagIds", message: "No tag with this id exists." }]);
+      expectNoLeak(unknown.text);
+      const made = await call(app, "POST", "/api/post", { headers: ALICE, body: { title: "y", tagIds: [] } });
+      const patched = await call(app, "PATCH", `/api/post/${made.body.id}`, {
+        headers: ALICE,
+        body: { tagIds: [tags.bobs] },
+      });
+      expect(patched.text).toBe(unknown.text);
+      expect(await junction(made.body.id)).toEqual([]);
+      const after = Number(
+        (
+          await app.db
+            .selectFrom("post")
+            .select((eb) => eb.fn.countAll().as("n"))
+            .executeTakeFirst()
+        )?.n,
+      );
+      expect(after).toBe(before + 1);
+    });
+
+    it("repeats, more than maxItems and wrong types are 400s naming the field", async () => {
+      const cases: unknown[] = [
+        [tags.red, tags.red],
+        [tags.red, tags.green, tags.blue, tags.black],
+        "not-a-list",
+        [1, 2],
+        [{ $ne: null }],
+        [""],
+        ["x".repeat(300)],
+        [`a\u0000b`],
+        null,
+      ];
+      for (const tagIds of cases) {
+        const res = await call(app, "POST", "/api/post", { headers: ALICE, body: { title: "bad", tagIds } });
+        expect(res.status, JSON.stringify(tagIds)).toBe(400);
+        expectNoLeak(res.text);
+      }
+      const repeated = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "bad", tagIds: [tags.red, tags.red] },
+      });
+      expect(repeated.body.details[0].path).toBe("tagIds");
+    });
+
+    it("app.api and the client type the list as string[]", async () => {
+      const made = await app.api.createPost({ body: { title: "api", tagIds: [tags.blue] }, headers: ALICE });
+      const ids: string[] = made.tagIds;
+      expect(ids).toEqual([tags.blue]);
+      const client = createClient<typeof app>({
+        baseURL: "http://localhost/api",
+        headers: ALICE,
+        fetch: (input, init) => app.handler(new Request(input, init)),
+      });
+      const { data } = await client.post.update(made.id, { tagIds: [tags.red, tags.blue] });
+      const listed: string[] | undefined = data?.tagIds;
+      expect(listed).toEqual([tags.red, tags.blue]);
+    });
+  });
+});
