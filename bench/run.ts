@@ -16,6 +16,10 @@
 //   --http: issue 46's bench instead (bench/http.ts): a 100-record list's bytes identity vs gzip vs
 //   brotli and req/s with compression off vs on, list ETags off vs on (and 304 revalidations) on
 //   100- and 10-record lists, HEAD vs GET; --seed products (at least 100)
+//   --data-api: issue 41's bench instead (bench/data-api.ts): rows/s of 50 creates in one batch vs 50
+//   separate POSTs (8 clients, target ≥ 5x), and aggregates over --rows sales (100000) of 1,000
+//   owners: an owner's count by status (p50 ≤ 5 ms), a whole-table count, read by id p99 under 4
+//   whole-table aggregates (≤ 25 ms); on a SQLite file and PostgreSQL (or --db)
 //   --logs: issue 44's bench instead (bench/logs.ts): a read and a 10-record list with request logs
 //   (REQUEST_LOGS, to a file) off vs on
 //   --realtime: the realtime bench only (bench/realtime.ts): 1,000 subscribers, 100 writes/s; the
@@ -35,6 +39,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { runAdminBench } from "./admin.ts";
+import { runDataApiBench } from "./data-api.ts";
 import { runHttpBench } from "./http.ts";
 import { runLogsBench } from "./logs.ts";
 import { runRealtime } from "./realtime.ts";
@@ -71,6 +76,7 @@ const { values: args } = parseArgs({
     types: { type: "boolean" },
     http: { type: "boolean" },
     logs: { type: "boolean" },
+    "data-api": { type: "boolean" },
     "coalesced-reference": { type: "boolean" },
     source: { type: "boolean" },
     subscribers: { type: "string", default: "1000" },
@@ -454,6 +460,13 @@ else if (args.http)
   await runHttpBench({ duration: DURATION, connections: CONNECTIONS, rounds: ROUNDS, seed: SEED });
 else if (args.logs)
   await runLogsBench({ duration: DURATION, connections: CONNECTIONS, rounds: ROUNDS, seed: SEED });
+else if (args["data-api"])
+  await runDataApiBench({
+    rows: Number(args.rows ?? 100_000),
+    rounds: ROUNDS,
+    duration: DURATION,
+    db: args.db,
+  });
 else if (args.webhooks) await runWebhooksBench({ rounds: ROUNDS, duration: DURATION });
 else if (args.admin) await runAdminBench({ rows: Number(args.rows ?? 1_000_000), db: args.db });
 else if (args.teams)

@@ -2,6 +2,7 @@
 
 export type { AdminOptions } from "./admin/admin.ts";
 export { type CrudkitApp, type CrudkitOptions, crudkit } from "./app/app.ts";
+export { BatchFailure, type BatchOptions } from "./app/batch-endpoint.ts";
 export type {
   AggregateMethod,
   ApiMethod,

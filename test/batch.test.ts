@@ -263,7 +263,7 @@ forEachDialect((dialect) => {
           },
           headers: ALICE,
         }),
-      ).rejects.toMatchObject({ status: 404, code: "NOT_FOUND" });
+      ).rejects.toMatchObject({ status: 404, code: "NOT_FOUND", index: 1, failure: { code: "NOT_FOUND" } });
       expect((await call(app, "GET", "/api/order/api-2", { headers: ALICE })).status).toBe(404);
     });
 
@@ -285,7 +285,11 @@ forEachDialect((dialect) => {
       expect(updated.total).toBe(9);
       const failed = await client.$batch((b) => [b.order.create({ label: "no" }), b.order.delete(bobsOrder)]);
       expect(failed.data).toBeNull();
-      expect(failed.error).toMatchObject({ status: 404, code: "NOT_FOUND" });
+      expect(failed.error).toMatchObject({
+        status: 404,
+        code: "NOT_FOUND",
+        failed: { index: 1, error: { code: "NOT_FOUND" } },
+      });
     });
   });
 });

@@ -60,6 +60,7 @@ export default defineConfig({
           { text: "Identity", link: "/identity" },
           { text: "Filtering lists", link: "/filtering" },
           { text: "Aggregates", link: "/aggregates" },
+          { text: "Batches", link: "/batch" },
           { text: "Relations", link: "/relations" },
           { text: "Hooks", link: "/hooks" },
           { text: "In-process API", link: "/in-process-api" },

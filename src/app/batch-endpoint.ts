@@ -37,6 +37,7 @@ const ENTRY_KEYS = new Set(["method", "path", "body", "headers"]);
 
 interface Planned {
   endpoint: Endpoint;
+  operation: string;
   params: Record<string, string>;
   query: Record<string, string | undefined>;
   body: unknown;
@@ -76,13 +77,18 @@ export function batchEndpoint(
     doc: batchDoc(maxRequests),
     async handler(ctx): Promise<BatchResult> {
       const planned = plan(await ctx.readBody(), maxRequests, app.route);
+      // The caller's headers without the batch's own, once: each step adds only its versions.
+      const shared = new Headers(ctx.headers);
+      for (const name of BATCH_ONLY) shared.delete(name);
       const results = await runWrite(ctx.db, true, async (write) => {
         const done: BatchResult["results"] = [];
         for (const [index, step] of planned.entries()) {
+          // An upsert or onConflict create tries one way, then the other after a conflict: the
+          // savepoint is what lets its transaction go on after the failed statement.
+          write.stepWithoutSavepoint = step.operation !== "upsert" && step.query.onConflict === undefined;
           try {
-            done.push(
-              await answerOf(step.endpoint, await step.endpoint.handler(stepContext(ctx, step, write.db))),
-            );
+            const result = await step.endpoint.handler(stepContext(ctx, step, write.db, shared));
+            done.push(await answerOf(step.endpoint, result));
           } catch (error) {
             throw new BatchFailure(index, toAPIError(error, app.log, app.driverErrors));
           }
@@ -164,6 +170,7 @@ function planOne(entry: unknown, at: string, route: (method: string, path: strin
   if (!operation || !WRITES.has(operation)) throw notAWrite(at);
   return {
     endpoint: match.endpoint,
+    operation,
     params: match.params,
     query: queryOf(search, operation, at),
     body: entry.body,
@@ -200,10 +207,17 @@ function headersOf(given: unknown, at: string): Record<string, string> {
 }
 
 /** The request as its endpoint sees it: the batch's caller, its own body, query and versions, the batch's transaction. */
-function stepContext(ctx: EndpointContext, step: Planned, db: EndpointContext["db"]): EndpointContext {
-  const headers = new Headers(ctx.headers);
-  for (const name of BATCH_ONLY) headers.delete(name);
-  for (const [name, value] of Object.entries(step.headers)) headers.set(name, value);
+function stepContext(
+  ctx: EndpointContext,
+  step: Planned,
+  db: EndpointContext["db"],
+  shared: Headers,
+): EndpointContext {
+  let headers = shared;
+  if (Object.keys(step.headers).length > 0) {
+    headers = new Headers(shared);
+    for (const [name, value] of Object.entries(step.headers)) headers.set(name, value);
+  }
   const cache = new RequestCache();
   return contextWith(ctx, {
     params: step.params,

@@ -11,6 +11,11 @@ export interface ClientError {
   /** A readable sentence. */
   message: string;
   details?: { path: string; message: string }[];
+  /** A batch (`$batch`) whose request failed: its place, and its own error body. */
+  failed?: {
+    index: number;
+    error: { code: string; message: string; details?: { path: string; message: string }[] };
+  };
 }
 
 /**
@@ -170,7 +175,20 @@ function serverError(response: Response, body: unknown): ClientError {
         ? message
         : `The server answered ${response.status} ${response.statusText}.`.replace(" .", "."),
     ...(Array.isArray(details) ? { details } : {}),
+    ...(isFailedRequest(details) ? { failed: details } : {}),
   };
+}
+
+/** A batch's failure names the request that failed: `details: { index, error }`. */
+function isFailedRequest(details: unknown): details is NonNullable<ClientError["failed"]> {
+  const failed = details as ClientError["failed"] | undefined;
+  return (
+    typeof failed === "object" &&
+    failed !== null &&
+    Number.isInteger(failed.index) &&
+    typeof failed.error === "object" &&
+    failed.error !== null
+  );
 }
 
 function invalidResponse(response: Response): ClientError {

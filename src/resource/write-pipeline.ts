@@ -39,6 +39,11 @@ export class Write {
   /** One `afterWriteCommit` per resource written. */
   private readonly written = new Map<HookChain, { context: HookContext; log: ChangeListener["log"] }>();
   private own: HookChain | undefined;
+  /**
+   * Set by a batch before each of its steps: the next write joining this one is that step's own,
+   * which runs without a savepoint (the batch rolls back whole on its failure).
+   */
+  stepWithoutSavepoint = false;
 
   constructor(
     /** The write's transaction, or the database when the write needs none. */
@@ -117,6 +122,14 @@ export async function runWrite<T>(
   if (db.isTransaction) {
     const outer = openWrites.get(db);
     const write = new Write(db, outer?.root ?? db);
+    // A batch's own step: its failure undoes the whole batch, so it needs no savepoint (two
+    // statements a write, a third of a batched create's work).
+    if (outer?.stepWithoutSavepoint) {
+      outer.stepWithoutSavepoint = false;
+      const result = await statements(write);
+      outer.afterCommit(() => write.settle());
+      return result;
+    }
     // Its own savepoint: a nested write that fails (refused after its statement ran, say) leaves
     // nothing behind, even when the hook that made it goes on.
     const savepoint = sql.raw(`ck_nested_${++nestedWrites}`);

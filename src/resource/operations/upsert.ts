@@ -54,7 +54,7 @@ export function upsertEndpoint(rt: ResourceRuntime, create: Endpoint, update: En
       if (createOnly)
         throw new APIError(
           "PRECONDITION_FAILED",
-          `A ${resource.name} with this id already exists (If-None-Match: * creates only); nothing was changed.`,
+          `This ${resource.name} id is taken (If-None-Match: * creates only); nothing was changed.`,
         );
       try {
         return await replaced(ctx, body);
@@ -127,6 +127,6 @@ function isConflict(error: unknown): boolean {
 function noSuchVersion(resource: string): APIError {
   return new APIError(
     "PRECONDITION_FAILED",
-    `No ${resource} with this id exists, so none has the version If-Match names; nothing was changed.`,
+    `No ${resource} has this id, so none has the version If-Match names; nothing was changed.`,
   );
 }
