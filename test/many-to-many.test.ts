@@ -194,6 +194,35 @@ forEachDialect((dialect) => {
       expect(repeated.body.details[0].path).toBe("tagIds");
     });
 
+    it("expand=tags gives the records in the list's order, those the caller may read only", async () => {
+      const made = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "expanded", tagIds: [tags.blue, tags.red] },
+      });
+      const read = await call(app, "GET", `/api/post/${made.body.id}?expand=tags`, { headers: ALICE });
+      expect(read.body.tags.map((t: { name: string }) => t.name)).toEqual(["blue", "red"]);
+      const page = await call(app, "GET", `/api/posts?expand=tags&limit=100`, { headers: ALICE });
+      const found = page.body.items.find((p: { id: string }) => p.id === made.body.id);
+      expect(found.tags.map((t: { id: string }) => t.id)).toEqual([tags.blue, tags.red]);
+      // A list written by the server may name a tag the reader cannot read: it is left out.
+      const mixed = await app.api.createPost({
+        body: { ownerId: "alice", title: "mixed", tagIds: [tags.bobs, tags.green] },
+        overrideAccess: true,
+      });
+      const shown = await call(app, "GET", `/api/post/${mixed.id}?expand=tags`, { headers: ALICE });
+      expect(shown.body.tagIds).toEqual([tags.bobs, tags.green]);
+      expect(shown.body.tags.map((t: { name: string }) => t.name)).toEqual(["green"]);
+      expect(shown.text).not.toContain("bob's");
+      const client = createClient<typeof app>({
+        baseURL: "http://localhost/api",
+        headers: ALICE,
+        fetch: (input, init) => app.handler(new Request(input, init)),
+      });
+      const typed = await client.post.read(made.body.id, { expand: ["tags"] });
+      const names: string[] | undefined = typed.data?.tags.map((t) => t.name);
+      expect(names).toEqual(["blue", "red"]);
+    });
+
     it("app.api and the client type the list as string[]", async () => {
       const made = await app.api.createPost({ body: { title: "api", tagIds: [tags.blue] }, headers: ALICE });
       const ids: string[] = made.tagIds;

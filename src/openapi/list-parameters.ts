@@ -121,7 +121,7 @@ export function expandPaths(resource: string, relations: RelationGraph, depth: n
       const path = prefix + relation.name;
       paths.push(path);
       const next =
-        relation.kind === "forward"
+        relation.kind === "forward" || relation.kind === "list"
           ? relation.target
           : relation.kind === "reverse"
             ? relation.source

@@ -127,6 +127,12 @@ function expansionSchema(relation: Relation): JsonSchema {
         // The records of `source` whose `field` holds this record's id.
         "x-crudkit-reverse": { resource: relation.source, field: relation.field },
       };
+    case "list":
+      return {
+        description: `${description} The records of the list the caller may read, in its order.`,
+        type: "array",
+        items: ref(schemaName(relation.target)),
+      };
     case "file":
       // Under the file field's own name, the id stays a string until it is expanded.
       return { description, anyOf: [ref("UploadedFile"), { type: "null" }, { type: "string" }] };

@@ -66,7 +66,7 @@ export function parseExpand(
       }
       level = node.children;
       resource =
-        relation.kind === "forward"
+        relation.kind === "forward" || relation.kind === "list"
           ? rt.runtimeOf(relation.target)
           : relation.kind === "reverse"
             ? rt.runtimeOf(relation.source)
@@ -106,6 +106,21 @@ async function expandLevel(
       await expandLevel(target, ctx, visible, children, readers);
       const byId = new Map(visible.map((r) => [r.id, r]));
       for (const record of records) record[relation.name] = byId.get(record[relation.field]) ?? null;
+    } else if (relation.kind === "list") {
+      // A list of ids: the records the caller may read, in the list's order (the others left out).
+      const target = rt.runtimeOf(relation.target);
+      const ids = distinct(
+        records.flatMap((r) => (Array.isArray(r[relation.field]) ? (r[relation.field] as unknown[]) : [])),
+      );
+      const reader = ids.length ? await readerOf(target, ctx, readers) : null;
+      const found = reader ? await target.store.related.byIds(ctx.db, ids, reader.scope, reader.hidden) : [];
+      const visible = found.map((r) => withoutHidden(r, reader!.hidden));
+      await expandLevel(target, ctx, visible, children, readers);
+      const byId = new Map(visible.map((r) => [r.id, r]));
+      for (const record of records) {
+        const listed = Array.isArray(record[relation.field]) ? (record[relation.field] as unknown[]) : [];
+        record[relation.name] = listed.flatMap((id) => byId.get(id) ?? []);
+      }
     } else if (relation.kind === "reverse") {
       const source = rt.runtimeOf(relation.source);
       const reader = await readerOf(source, ctx, readers);

@@ -3,7 +3,7 @@
 // expanded. `All` is the union of the app's resources: reverse relations are only known there.
 
 import type { z } from "zod";
-import type { FileRecord, IsFileRef, ReferenceMark } from "./references.ts";
+import type { FileRecord, IsFileRef, ManyBrand, ReferenceMark } from "./references.ts";
 import type { AnyResource, RecordOf, Simplify } from "./types.ts";
 
 type Shape<R extends AnyResource> = R["schema"]["shape"];
@@ -98,6 +98,20 @@ type ByName<All extends AnyResource> = { [R in All as R["name"]]: R };
  */
 type Lookup<M, K> = M extends { [P in K & string]: infer X } ? X : never;
 
+/** `tagIds` → `tags`; a name without the ending stays as it is. */
+type WithoutIds<K extends string> = K extends `${infer Base}Ids` ? (Base extends "" ? K : `${Base}s`) : K;
+
+/** What a list of ids (`referencesMany`) points at, or never. */
+type ListTarget<S> =
+  Unwrapped<S> extends ManyBrand<infer T> ? (unknown extends T ? never : NonNullable<T>) : never;
+
+/** A list of ids expands to the records it names: `tags: Tag[]`. */
+type Lists<R extends AnyResource, All extends AnyResource> = {
+  [K in keyof Shape<R> & string as [ListTarget<Shape<R>[K]>] extends [never] ? never : WithoutIds<K>]: Many<
+    Lookup<ByName<All>, ListTarget<Shape<R>[K]>>
+  >;
+};
+
 type Files<R extends AnyResource> = {
   [K in keyof Shape<R> & string as IsFileRef<Unwrapped<Shape<R>[K]>> extends true
     ? WithoutId<K>
@@ -107,6 +121,7 @@ type Files<R extends AnyResource> = {
 /** Every relation `expand` may name on `R`, by name. */
 export type RelationsOf<R extends AnyResource, All extends AnyResource> = Forward<R, All> &
   Reverse<R, All> &
+  Lists<R, All> &
   Files<R>;
 
 type Depth = [unknown, unknown, unknown];

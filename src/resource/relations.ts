@@ -36,7 +36,16 @@ export interface FileRelation {
   field: string;
 }
 
-export type Relation = ForwardRelation | ReverseRelation | FileRelation;
+/** `post.tagIds → tag[]` (`referencesMany`): expands as `tags`, the records in the list's order. */
+export interface ListRelation {
+  kind: "list";
+  name: string;
+  /** The field holding the list of ids. */
+  field: string;
+  target: string;
+}
+
+export type Relation = ForwardRelation | ReverseRelation | FileRelation | ListRelation;
 
 export interface RelationGraph {
   /** What `expand` may name on a resource, by name. */
@@ -55,6 +64,9 @@ const NAME = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 
 /** The name a reference expands under: `as`, or the field's name without its "Id" ending. */
 export function expansionName(field: Field): string {
+  // A list of ids: `tagIds` expands as `tags`.
+  if (field.many)
+    return field.name.length > 3 && field.name.endsWith("Ids") ? `${field.name.slice(0, -3)}s` : field.name;
   const given = field.reference?.as;
   if (given !== undefined) return given;
   return field.name.length > 2 && field.name.endsWith("Id") ? field.name.slice(0, -2) : field.name;
@@ -115,6 +127,19 @@ export function readRelations(resources: readonly AnyResource[]): RelationGraph 
       dependents.get(target.name)!.push(reverse);
     }
   }
+  for (const resource of resources)
+    for (const field of resource.many) {
+      const origin = `"${resource.name}.${field.name}"`;
+      if (!byName.has(field.many!.target))
+        throw new ConfigError(
+          `${origin} lists ids of "${field.many!.target}", which is not a resource of this app.`,
+        );
+      add(
+        resource.name,
+        { kind: "list", name: expansionName(field), field: field.name, target: field.many!.target },
+        origin,
+      );
+    }
   return {
     expandable: (resource) => expandable.get(resource) ?? new Map(),
     dependents: (resource) => dependents.get(resource) ?? [],
