@@ -223,6 +223,48 @@ forEachDialect((dialect) => {
       expect(names).toEqual(["blue", "red"]);
     });
 
+    it("filter[tagIds][has]=<id> lists the posts whose list holds it, under the caller's rules", async () => {
+      const made = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "has-black", tagIds: [tags.black, tags.green] },
+      });
+      const page = await call(app, "GET", `/api/posts?filter[tagIds][has]=${tags.black}&limit=100`, {
+        headers: ALICE,
+      });
+      expect(page.status).toBe(200);
+      expect(page.body.items.map((p: { id: string }) => p.id)).toContain(made.body.id);
+      expect(page.body.items.every((p: { tagIds: string[] }) => p.tagIds.includes(tags.black))).toBe(true);
+      // Bob's rows stay his: the same filter finds none of alice's posts for him.
+      const his = await call(app, "GET", `/api/posts?filter[tagIds][has]=${tags.black}`, { headers: BOB });
+      expect(his.body.items).toEqual([]);
+      const viaApi = await app.api.listPosts({
+        query: { where: { tagIds: { has: tags.black } } },
+        headers: ALICE,
+      });
+      expect(viaApi.items.map((p) => p.id)).toContain(made.body.id);
+      for (const bad of [
+        "filter[tagIds]=x",
+        "filter[tagIds][eq]=x",
+        "filter[tagIds][has]=",
+        `filter[tagIds][has]=${"x".repeat(300)}`,
+        "filter[tagIds][has][0]=a",
+        "filter[tagIds][contains]=x",
+      ]) {
+        const res = await call(app, "GET", `/api/posts?${bad}`, { headers: ALICE });
+        expect(res.status, bad).toBe(400);
+        expectNoLeak(res.text);
+      }
+      const injected = await call(
+        app,
+        "GET",
+        `/api/posts?filter[tagIds][has]=${encodeURIComponent("x' or 1=1 --")}`,
+        {
+          headers: ALICE,
+        },
+      );
+      expect(injected.body.items).toEqual([]);
+    });
+
     it("app.api and the client type the list as string[]", async () => {
       const made = await app.api.createPost({ body: { title: "api", tagIds: [tags.blue] }, headers: ALICE });
       const ids: string[] = made.tagIds;

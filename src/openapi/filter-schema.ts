@@ -20,6 +20,7 @@ const OPERAND = {
   startsWith: "text",
   endsWith: "text",
   isNull: "flag",
+  has: "value",
 } as const satisfies Record<FilterOperator, "value" | "list" | "text" | "flag">;
 
 /** A value of the field as a filter compares it (dates as ISO 8601). */
@@ -41,6 +42,9 @@ function valueSchemaOf(field: FilterFieldShape, language: ListLanguage): JsonSch
         format: "date-time",
         description: "ISO 8601; a date alone, or a date-time without an offset, is read as UTC.",
       };
+    case "list":
+      // A list of ids (referencesMany): `has` takes one id.
+      return { type: "string", minLength: 1, maxLength: 255 };
   }
 }
 

@@ -3,7 +3,7 @@
 // them: one source of truth, and the imports still point down.
 
 /** The kinds of field a filter may name. */
-export type FilterKind = "string" | "enum" | "integer" | "number" | "boolean" | "date";
+export type FilterKind = "string" | "enum" | "integer" | "number" | "boolean" | "date" | "list";
 
 /** Every filter operator; the parser's own `Operator` must fit here, or the app does not compile. */
 export type FilterOperator =
@@ -18,7 +18,8 @@ export type FilterOperator =
   | "contains"
   | "startsWith"
   | "endsWith"
-  | "isNull";
+  | "isNull"
+  | "has";
 
 /** A field `filter[…]` may name: its own, or one a reference reaches (`project.orgId`). */
 export interface FilterFieldShape {

@@ -83,6 +83,8 @@ function evaluate(condition: Condition, record: Readonly<Record<string, unknown>
 function compare(c: FieldCondition, raw: unknown, { fields, fold }: Scope): Truth {
   const field = fields.get(c.field);
   if (c.op === "isNull") return (raw === null || raw === undefined) === (c.value === true);
+  // A list of ids (referencesMany), as the record carries it.
+  if (c.op === "has") return Array.isArray(raw) && raw.includes(c.value);
   // Another table's values: only the database can say.
   if ((c.op === "in" || c.op === "nin") && !Array.isArray(c.value)) throw NEEDS_DATABASE;
   // An empty set: nothing is in it, everything (null too) is not, as the SQL (where-sql.ts) says.

@@ -174,6 +174,17 @@ function visitField(
         },
       };
     }
+    case "has": {
+      // The records whose list holds the id: a set from the junction table, read by its index
+      // on target (many-fields.ts): "id" in (select "owner" from "post_tagIds" where "target" = ?).
+      const name = slots.raw(c.value);
+      const junction = field.junction!;
+      return {
+        shape: `${c.field}:has`,
+        build: () =>
+          sql<SqlBool>`${sql.ref("id")} in (select ${sql.ref("owner")} from ${sql.table(junction)} where ${sql.ref("target")} = ${at(name)})`,
+      };
+    }
     case "contains":
     case "startsWith":
     case "endsWith": {

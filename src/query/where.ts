@@ -10,13 +10,15 @@ import { dateFromIso } from "../core/iso-date.ts";
 /** A field a filter may name, as the store sees it. */
 export interface FilterField {
   name: string;
-  kind: "string" | "enum" | "integer" | "number" | "boolean" | "date";
+  kind: "string" | "enum" | "integer" | "number" | "boolean" | "date" | "list";
   /** Allowed values of an enum. */
   enumValues?: readonly string[];
   /** The column, when it is not named as the field (plugin tables: `uploadedBy` → `uploaded_by`). */
   column?: string;
   /** A field of a referenced record (`author.name`): through which field, to which field of it. */
   via?: { relation: string; field: string; target: string; targetField: string };
+  /** A list of ids (`referencesMany`): the junction table holding it, (owner, target) by record. */
+  junction?: string;
 }
 
 type Comparable<T> = { gt?: T; gte?: T; lt?: T; lte?: T };
@@ -39,7 +41,10 @@ export type FieldFilter<T> = {
     : Comparable<FilterValue<T>>
   : [NonNullable<T>] extends [number | Date]
     ? Comparable<FilterValue<T>>
-    : unknown);
+    : [NonNullable<T>] extends [readonly string[]]
+      ? // A list of ids (referencesMany): whether it holds one.
+        { has?: string }
+      : unknown);
 
 /** A filter over records of type R: `{ status: "active", price: { gte: 10 }, or: [...] }`. */
 export type Where<R> = {
@@ -62,7 +67,8 @@ export type Operator =
   | "contains"
   | "startsWith"
   | "endsWith"
-  | "isNull";
+  | "isNull"
+  | "has";
 
 /** A checked filter: values are what the column holds (see `toColumn`). */
 export type Condition =
@@ -153,9 +159,17 @@ export const OPERATORS_BY_KIND: Readonly<Record<FilterField["kind"], ReadonlySet
   number: new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "isNull"]),
   date: new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "isNull"]),
   boolean: new Set(["eq", "ne", "in", "nin", "isNull"]),
+  // A list of ids: whether it holds one (`filter[tagIds][has]=<id>`).
+  list: new Set(["has"]),
 };
 
-const ALL_OPERATORS = new Set<string>(OPERATORS_BY_KIND.string);
+const ALL_OPERATORS = new Set<string>([...OPERATORS_BY_KIND.string, ...OPERATORS_BY_KIND.list]);
+
+/** Why an operator does not fit a field of this kind. */
+function notForKind(kind: FilterField["kind"]): string {
+  if (kind === "list") return "cannot be used on a list of ids (it takes has)";
+  return `cannot be used on ${kind === "enum" || kind === "integer" ? "an" : "a"} ${kind} field`;
+}
 
 /** Most values of one `in` or `nin` from a caller, and the longest text a filter compares. */
 export const MAX_FILTER_VALUES = 100;
@@ -218,11 +232,7 @@ export function parseWhere(
     for (const op of Object.keys(ops)) {
       const at = `${path}.${shown(op)}`;
       if (!ALL_OPERATORS.has(op)) throw bad(at, "is not an operator");
-      if (!OPERATORS_BY_KIND[field.kind].has(op as Operator))
-        throw bad(
-          at,
-          `cannot be used on ${field.kind === "enum" || field.kind === "integer" ? "an" : "a"} ${field.kind} field`,
-        );
+      if (!OPERATORS_BY_KIND[field.kind].has(op as Operator)) throw bad(at, notForKind(field.kind));
       if (++conditions > maxConditions)
         throw bad(path, `makes the filter longer than ${maxConditions} conditions`);
       out.push({
@@ -258,6 +268,9 @@ export function parseWhere(
     switch (field.kind) {
       case "string":
         if (typeof value !== "string") throw bad(path, "must be a string");
+        return checkText(value, path);
+      case "list":
+        if (typeof value !== "string" || value === "" || value.length > 255) throw bad(path, "must be an id");
         return checkText(value, path);
       case "enum":
         if (typeof value !== "string" || !field.enumValues?.includes(value))

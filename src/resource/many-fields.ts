@@ -21,7 +21,7 @@ type Row = Record<string, unknown>;
 const CHUNK = 500;
 
 /** `post_tagIds`: the junction table of a list field. */
-export function junctionName(resource: AnyResource, field: Field): string {
+export function junctionName(resource: { name: string }, field: { name: string }): string {
   return `${resource.name}_${field.name}`;
 }
 

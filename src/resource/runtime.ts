@@ -17,7 +17,7 @@ import { type Aggregator, createAggregator } from "./aggregate-sql.ts";
 import { createFieldPolicy, type FieldPolicy, gatesOf } from "./field-access.ts";
 import { type FileFields, fileFieldsOf } from "./file-fields.ts";
 import { type AnyResourceHooks, chainHooks, type HookChain, type HookContext } from "./hooks.ts";
-import { withManyFields } from "./many-fields.ts";
+import { junctionName, withManyFields } from "./many-fields.ts";
 import { createRecordStore, type RecordStore } from "./record-store.ts";
 import { checkedReferences } from "./reference-reads.ts";
 import type { RelationGraph } from "./relations.ts";
@@ -174,13 +174,19 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
 }
 
 /** The fields `filter[…]` may name: the resource's `filterable`, or every field that is not JSON. */
-export function filterFields(resource: Pick<AnyResource, "fields" | "filterable">): Map<string, FilterField> {
+export function filterFields(
+  resource: Pick<AnyResource, "name" | "fields" | "filterable"> & { many?: AnyResource["many"] },
+): Map<string, FilterField> {
   const allowed = resource.filterable ? new Set<string>(resource.filterable) : undefined;
   const fields = new Map<string, FilterField>();
   for (const field of resource.fields) {
     if (field.kind === "json" || (allowed && !allowed.has(field.name))) continue;
     fields.set(field.name, { name: field.name, kind: field.kind, enumValues: field.enumValues });
   }
+  // A list of ids (referencesMany): `has`, answered from its junction table.
+  for (const field of resource.many ?? [])
+    if (!allowed || allowed.has(field.name))
+      fields.set(field.name, { name: field.name, kind: "list", junction: junctionName(resource, field) });
   return fields;
 }
 
