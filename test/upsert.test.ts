@@ -26,11 +26,12 @@ const item = createResource({
     note: z.string().max(100).optional(),
     price: z.number().nullable().optional(),
     secret: z.string().max(100).optional(),
+    tier: z.enum(["basic", "gold"]).default("basic"),
   }),
   unique: ["sku"],
   access: {
     ...ownedBy("ownerId", { bypass: (user) => user.roles?.includes("admin") ?? false }),
-    fields: { secret: { read: isAdmin, write: isAdmin } },
+    fields: { secret: { read: isAdmin, write: isAdmin }, tier: { write: isAdmin } },
   },
 });
 
@@ -129,13 +130,12 @@ forEachDialect((dialect) => {
       expect(byPut.text).toBe(byPost.text);
       expect(byPut.body.code).toBe("CONFLICT");
       expectNoLeak(byPut.text);
-      // If-Match and If-None-Match change nothing about it: still the POST's answer.
+      // If-None-Match: * changes nothing about it: still the POST's answer. If-Match never creates:
+      // the 412 a missing id gets (below).
       expect((await put(ALICE, bobsId, { sku: "X-9", name: "t" }, { "if-none-match": "*" })).text).toBe(
         byPost.text,
       );
-      expect((await put(ALICE, bobsId, { sku: "X-9", name: "t" }, { "if-match": '"abc"' })).text).toBe(
-        byPost.text,
-      );
+      expect((await put(ALICE, bobsId, { sku: "X-9", name: "t" }, { "if-match": '"abc"' })).status).toBe(412);
       expect((await call(app, "GET", `/api/item/${bobsId}`, { headers: BOB })).body).toEqual(before.body);
       expect(await entries(bobsId)).toEqual(["create bob"]);
     });
@@ -176,6 +176,28 @@ forEachDialect((dialect) => {
         name: "by alice",
         secret: "s3cret",
       });
+    });
+
+    it("a write-ruled field with a default, and the owner, keep their stored values when a PUT leaves them out", async () => {
+      const made = await put(ADMIN, "t-1", { ownerId: "alice", sku: "T-1", name: "x", tier: "gold" });
+      expect(made.status).toBe(201);
+      const byAlice = await put(ALICE, "t-1", { sku: "T-1", name: "by alice" });
+      expect(byAlice.status).toBe(200);
+      expect(byAlice.body).toMatchObject({ tier: "gold", ownerId: "alice" });
+      // The admin (the owner rule's bypass) replacing it without ownerId does not take it over.
+      const byAdmin = await put(ADMIN, "t-1", { sku: "T-1", name: "by admin" });
+      expect(byAdmin.status).toBe(200);
+      expect(byAdmin.body).toMatchObject({ ownerId: "alice", tier: "gold", name: "by admin" });
+      expect((await call(app, "GET", "/api/item/t-1", { headers: ALICE })).status).toBe(200);
+    });
+
+    it("with If-Match, a missing id and one she may not update get the same 412", async () => {
+      const missing = await put(ALICE, "nobody-here", { sku: "M-1", name: "x" }, { "if-match": '"v"' });
+      const bobs = await put(ALICE, bobsId, { sku: "M-1", name: "x" }, { "if-match": '"v"' });
+      expect(missing.status).toBe(412);
+      expect(bobs.text).toBe(missing.text);
+      const invalid = await put(ALICE, bobsId, { nope: 1 }, { "if-match": '"v"' });
+      expect(invalid.text).toBe(missing.text);
     });
 
     it("concurrent PUTs of one new id: one creates, the others replace, one row", async () => {

@@ -64,8 +64,10 @@ export async function admit(
   let body: unknown;
   if (writes) {
     body = await ctx.readBody();
-    // A replacement is the whole record, owner included, as a create's body is.
-    if (!free && (operation === "create" || ctx.replace)) body = withOwner(rt, body, user);
+    // A replacement is the whole record, owner included, as a create's body is; for a caller who
+    // may act on others' records (the owner rule's bypass) a left-out owner stays as stored.
+    if (!free && (operation === "create" || (ctx.replace && !bypassesOwner(rt, user))))
+      body = withOwner(rt, body, user);
   }
   if (free) {
     const admission: Admission = {
@@ -114,22 +116,35 @@ function validated(
   replace: boolean | undefined,
 ): Record<string, unknown> {
   if (operation === "create") return rt.validator.create(body);
-  return replace ? replacement(rt, rt.validator.create(body)) : rt.validator.update(body);
+  return replace ? replacement(rt, rt.validator.create(body), body) : rt.validator.update(body);
+}
+
+function bypassesOwner(rt: ResourceRuntime, user: User | null): boolean {
+  return user !== null && rt.resource.access.ownerBypass?.(user) === true;
 }
 
 /**
  * A whole record (validated as a create, defaults applied) as the changes of an update: every
- * field it leaves out is cleared, as a PUT means (RFC 9110 §9.3.4), except a field with a write
- * rule, which keeps its value (a caller who may not write it could not otherwise PUT at all).
+ * field it leaves out takes its default or is cleared, as a PUT means (RFC 9110 §9.3.4), except
+ * two, which keep their stored value when the body leaves them out: a field with a write rule (a
+ * caller who may not write it could not otherwise PUT at all, and its default is not hers to set)
+ * and the owner field.
  */
-function replacement(rt: ResourceRuntime, record: Record<string, unknown>): Record<string, unknown> {
+function replacement(
+  rt: ResourceRuntime,
+  record: Record<string, unknown>,
+  body: unknown,
+): Record<string, unknown> {
   const changes: Record<string, unknown> = Object.create(null);
   const ruled = rt.resource.access.fields ?? {};
+  const sent = (typeof body === "object" && body !== null ? body : {}) as object;
   for (const field of [...rt.resource.fields, ...rt.resource.many]) {
     const { name } = field;
     if (name === "id" || (rt.resource.timestamps && (name === "createdAt" || name === "updatedAt"))) continue;
+    const kept = hasWriteRule(ruled[name]) || name === rt.resource.access.owner;
+    if (kept && !Object.hasOwn(sent, name)) continue;
     if (Object.hasOwn(record, name)) changes[name] = record[name];
-    else if (!hasWriteRule(ruled[name])) changes[name] = field.many ? [] : null;
+    else changes[name] = field.many ? [] : null;
   }
   return changes;
 }

@@ -37,9 +37,9 @@ export function upsertEndpoint(rt: ResourceRuntime, create: Endpoint, update: En
       const body = await ctx.readBody();
       refuseOtherId(body, id, resource.name);
       const createOnly = ctx.headers.get("if-none-match")?.trim() === "*";
-      const replaceOnly = ctx.headers.has("if-match");
+      // If-Match replaces only: a missing id and one the caller may not update are the same 412.
+      if (ctx.headers.has("if-match")) return replaceVersion(ctx, body, id);
       if (!(await rt.store.findById(ctx.db, id))) {
-        if (replaceOnly) throw noSuchVersion(resource.name);
         try {
           return await created(ctx, body, id);
         } catch (error) {
@@ -60,12 +60,22 @@ export function upsertEndpoint(rt: ResourceRuntime, create: Endpoint, update: En
         return await replaced(ctx, body);
       } catch (error) {
         // Deleted meanwhile: created again, as a PUT to a missing id is.
-        if (error instanceof APIError && error.code === "NOT_FOUND" && !replaceOnly)
-          return created(ctx, body, id);
+        if (error instanceof APIError && error.code === "NOT_FOUND") return created(ctx, body, id);
         throw error;
       }
     },
   };
+
+  async function replaceVersion(ctx: EndpointContext, body: unknown, id: string) {
+    if (!(await rt.store.findById(ctx.db, id)) || !(await mayUpdate(rt, ctx, id, body)))
+      throw noSuchVersion(resource.name);
+    try {
+      return await replaced(ctx, body);
+    } catch (error) {
+      if (error instanceof APIError && error.code === "NOT_FOUND") throw noSuchVersion(resource.name);
+      throw error;
+    }
+  }
 }
 
 function isRule(rule: unknown): boolean {
@@ -127,6 +137,6 @@ function isConflict(error: unknown): boolean {
 function noSuchVersion(resource: string): APIError {
   return new APIError(
     "PRECONDITION_FAILED",
-    `No ${resource} has this id, so none has the version If-Match names; nothing was changed.`,
+    `No ${resource} of yours with this id has the version If-Match names; nothing was changed.`,
   );
 }
