@@ -50,6 +50,19 @@ const committed: string[] = [];
 const commits = {
   id: "commits",
   hooks: {
+    // A hook that writes through ctx.api: on the batch's transaction, undone with it.
+    beforeCreate: async ({
+      resource,
+      data,
+      api,
+    }: {
+      resource: string;
+      data: Record<string, unknown>;
+      api: any;
+    }) => {
+      if (resource === "line" && data.sku === "HOOKED")
+        await api.updateOrder({ params: { id: data.orderId }, body: { total: 99 } });
+    },
     afterCreateCommit: ({ record, resource }: { record: { id: string }; resource: string }) =>
       void committed.push(`${resource} ${record.id}`),
   },
@@ -162,6 +175,22 @@ forEachDialect((dialect) => {
       }
       expect(await rows("order")).toBe(before);
       expect(committed).toEqual([]);
+    });
+
+    it("a hook's ctx.api writes on the batch's transaction: committed with it, undone with it", async () => {
+      const failed = await batch(ALICE, [
+        { method: "POST", path: "/order", body: { id: "o-h1", label: "hooked" } },
+        { method: "POST", path: "/line", body: { orderId: "o-h1", sku: "HOOKED", quantity: 1 } },
+        { method: "DELETE", path: `/order/${bobsOrder}` },
+      ]);
+      expect(failed.status).toBe(404);
+      expect((await call(app, "GET", "/api/order/o-h1", { headers: ALICE })).status).toBe(404);
+      const done = await batch(ALICE, [
+        { method: "POST", path: "/order", body: { id: "o-h2", label: "hooked" } },
+        { method: "POST", path: "/line", body: { orderId: "o-h2", sku: "HOOKED", quantity: 1 } },
+      ]);
+      expect(done.status).toBe(200);
+      expect((await call(app, "GET", "/api/order/o-h2", { headers: ALICE })).body.total).toBe(99);
     });
 
     it("deletes in a batch, and an If-Match per request that names the current version", async () => {

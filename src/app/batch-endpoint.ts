@@ -12,6 +12,7 @@ import { APIError, type ErrorBody, type ErrorDetail, toAPIError } from "../core/
 import { Versioned } from "../core/etag.ts";
 import { RequestCache } from "../core/request-cache.ts";
 import type { RouteMatch } from "../core/router.ts";
+import { serverApiOn } from "../core/server-api.ts";
 import { runWrite } from "../resource/write-pipeline.ts";
 
 export interface BatchOptions {
@@ -83,9 +84,6 @@ export function batchEndpoint(
       const results = await runWrite(ctx.db, true, async (write) => {
         const done: BatchResult["results"] = [];
         for (const [index, step] of planned.entries()) {
-          // An upsert or onConflict create tries one way, then the other after a conflict: the
-          // savepoint is what lets its transaction go on after the failed statement.
-          write.stepWithoutSavepoint = step.operation !== "upsert" && step.query.onConflict === undefined;
           try {
             const result = await step.endpoint.handler(stepContext(ctx, step, write.db, shared));
             done.push(await answerOf(step.endpoint, result));
@@ -225,6 +223,11 @@ function stepContext(
     headers,
     request: undefined,
     db,
+    // Hooks' ctx.api writes on the batch's transaction too.
+    api: serverApiOn(ctx.api, db),
+    // An upsert or onConflict create tries one way, then the other after a conflict: the
+    // savepoint is what lets its transaction go on after the failed statement.
+    batchStep: step.operation !== "upsert" && step.query.onConflict === undefined,
     readBody: async () => step.body,
     get cache() {
       return cache;

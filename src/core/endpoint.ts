@@ -34,6 +34,11 @@ export interface EndpointContext {
    * create does, and the fields it leaves out take their defaults.
    */
   readonly replace?: boolean;
+  /**
+   * A step of a batch, whose failure undoes the whole batch: its write joins the batch's
+   * transaction without a savepoint of its own (write-pipeline.ts).
+   */
+  readonly batchStep?: boolean;
   /** The parsed JSON body, read on first call within the body limit. */
   readBody(): Promise<unknown>;
   /** The caller, identified once per request; throws 401 for invalid credentials. */

@@ -39,11 +39,6 @@ export class Write {
   /** One `afterWriteCommit` per resource written. */
   private readonly written = new Map<HookChain, { context: HookContext; log: ChangeListener["log"] }>();
   private own: HookChain | undefined;
-  /**
-   * Set by a batch before each of its steps: the next write joining this one is that step's own,
-   * which runs without a savepoint (the batch rolls back whole on its failure).
-   */
-  stepWithoutSavepoint = false;
 
   constructor(
     /** The write's transaction, or the database when the write needs none. */
@@ -116,6 +111,10 @@ export async function runWrite<T>(
   db: Kysely<any>,
   transaction: boolean,
   statements: (write: Write) => Promise<T>,
+  options?: {
+    /** Inside another write, whose failure undoes this one too (a batch's step): no savepoint. */
+    wholeOrNothing?: boolean | undefined;
+  },
 ): Promise<T> {
   // A write made inside another's transaction (a hook's `ctx.api`): it joins that transaction,
   // and what waits for a commit waits for that one.
@@ -123,9 +122,8 @@ export async function runWrite<T>(
     const outer = openWrites.get(db);
     const write = new Write(db, outer?.root ?? db);
     // A batch's own step: its failure undoes the whole batch, so it needs no savepoint (two
-    // statements a write, a third of a batched create's work).
-    if (outer?.stepWithoutSavepoint) {
-      outer.stepWithoutSavepoint = false;
+    // statements a write, a third of a batched create's work). Writes its hooks make keep theirs.
+    if (options?.wholeOrNothing && outer) {
       const result = await statements(write);
       outer.afterCommit(() => write.settle());
       return result;

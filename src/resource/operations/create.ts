@@ -49,6 +49,7 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
           await write.changed(rt, base, { record: created });
           return created;
         },
+        { wholeOrNothing: ctx.batchStep },
       );
       const visible = await seenAfterWrite(rt, ctx.db, created, hidden);
       return new Versioned(visible, visible, false);

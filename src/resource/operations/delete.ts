@@ -56,6 +56,7 @@ export function deleteEndpoint(rt: ResourceRuntime): Endpoint {
           }
           await write.changed(rt, base, { previous });
         },
+        { wholeOrNothing: ctx.batchStep },
       );
       return { success: true, id };
     },

@@ -54,29 +54,34 @@ export function updateEndpoint(rt: ResourceRuntime): Endpoint {
         references !== undefined ||
         writeGates !== undefined ||
         gatesOf(hidden) !== undefined;
-      const written = await runWrite(ctx.db, locked || hooks.afterUpdate.length > 0, async (write) => {
-        const { db } = write;
-        const previous = locked ? await rt.store.findForUpdate(db, id, scope) : undefined;
-        if (locked && !previous) notFound(rt, id);
-        if (ifMatch) checkIfMatch(ifMatch, await seenAfterWrite(rt, db, previous!, hidden), resource.name);
-        if (references) await checkReferenceRows(db, references);
-        // A field read or written on some rows only: the row before the change must be one of
-        // them too, or moving a record (to another organization) would show or set it.
-        await checkGatedWrites(rt, db, id, writeGates);
-        const shownBefore = await shownOn(rt, db, id, hidden);
-        const record = changed.length
-          ? await rt.store.update(db, id, changes)
-          : (previous ?? (await rt.store.findById(db, id)));
-        if (!record) notFound(rt, id);
-        if (recheck && !(await rt.store.findById(db, id, scope))) throw outOfScope(rt.resource.name);
-        await checkGatedWrites(rt, db, id, writeGates);
-        if (owned) {
-          const released = await syncFiles(owned, db, ctx, resource.name, previous, record);
-          if (released.length) write.afterCommit(() => owned.files.collect(released));
-        }
-        await write.changed(rt, base, { record, previous });
-        return { record, shownBefore };
-      });
+      const written = await runWrite(
+        ctx.db,
+        locked || hooks.afterUpdate.length > 0,
+        async (write) => {
+          const { db } = write;
+          const previous = locked ? await rt.store.findForUpdate(db, id, scope) : undefined;
+          if (locked && !previous) notFound(rt, id);
+          if (ifMatch) checkIfMatch(ifMatch, await seenAfterWrite(rt, db, previous!, hidden), resource.name);
+          if (references) await checkReferenceRows(db, references);
+          // A field read or written on some rows only: the row before the change must be one of
+          // them too, or moving a record (to another organization) would show or set it.
+          await checkGatedWrites(rt, db, id, writeGates);
+          const shownBefore = await shownOn(rt, db, id, hidden);
+          const record = changed.length
+            ? await rt.store.update(db, id, changes)
+            : (previous ?? (await rt.store.findById(db, id)));
+          if (!record) notFound(rt, id);
+          if (recheck && !(await rt.store.findById(db, id, scope))) throw outOfScope(rt.resource.name);
+          await checkGatedWrites(rt, db, id, writeGates);
+          if (owned) {
+            const released = await syncFiles(owned, db, ctx, resource.name, previous, record);
+            if (released.length) write.afterCommit(() => owned.files.collect(released));
+          }
+          await write.changed(rt, base, { record, previous });
+          return { record, shownBefore };
+        },
+        { wholeOrNothing: ctx.batchStep },
+      );
       const visible = await seenAfterWrite(rt, ctx.db, written.record, hidden, written.shownBefore);
       return new Versioned(visible, visible, false);
     },
