@@ -42,6 +42,27 @@ const BOB = { "x-api-key": "bob-key" };
 const makeApp = (database: DatabaseOptions) =>
   crudkit({ database, autoMigrate: true, resources: [tag, post], plugins: [keys, audit()] });
 
+describe("referencesMany at startup", () => {
+  it("refuses a junction table named like a resource, a long one, and an unknown target", () => {
+    const clash = createResource({ name: "post_tagIds", schema: withId({ x: z.string() }), access: {} });
+    expect(() =>
+      crudkit({ database: { provider: "sqlite", url: ":memory:" }, resources: [tag, post, clash] }),
+    ).toThrow(/post_tagIds.*resource's name/);
+    const long = createResource({
+      name: "a_rather_long_resource_name_for_lists",
+      schema: withId({ someQuiteLongFieldNameIds: referencesMany(tag) }),
+      access: {},
+    });
+    expect(() =>
+      crudkit({ database: { provider: "sqlite", url: ":memory:" }, resources: [tag, long] }),
+    ).toThrow(/longer than 45/);
+    expect(() => crudkit({ database: { provider: "sqlite", url: ":memory:" }, resources: [post] })).toThrow(
+      /not a resource of this app/,
+    );
+    expect(() => referencesMany(tag, { maxItems: 0 })).toThrow(/maxItems/);
+  });
+});
+
 forEachDialect((dialect) => {
   const app = appPerDialect(dialect, makeApp);
   const tags = {} as Record<"red" | "green" | "blue" | "black" | "bobs", string>;
@@ -127,6 +148,14 @@ forEachDialect((dialect) => {
       expect((await call(app, "GET", `/api/post/${made.body.id}`, { headers: ALICE })).body.tagIds).toEqual([
         tags.red,
       ]);
+      // The post's list changed: an update of the tag's delete, audited as caused by it.
+      const entry = await app.db
+        .selectFrom("audit_logs")
+        .select(["operation", "caused_by"])
+        .where("record_id", "=", made.body.id)
+        .where("operation", "=", "update")
+        .executeTakeFirst();
+      expect(entry?.caused_by).toBeTruthy();
       expect((await call(app, "DELETE", `/api/post/${made.body.id}`, { headers: ALICE })).status).toBe(200);
       expect(await junction(made.body.id)).toEqual([]);
     });

@@ -135,7 +135,7 @@ export function createResource<
         `Filterable field "${String(name)}" of "${config.name}" must be a field of its schema that is not JSON.`,
       );
   }
-  checkAccess(config.name, fields, config.access);
+  checkAccess(config.name, every, config.access);
   const unique = columnSets(config.name, fields, "unique", config.unique);
   const indexes = columnSets(config.name, fields, "indexes", config.indexes);
   return {

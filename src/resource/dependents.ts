@@ -11,6 +11,7 @@ import { uuidv7 } from "../core/id.ts";
 import type { User } from "../core/identity.ts";
 import { foreignKeyName } from "../db/table-definition.ts";
 import { syncFiles } from "./file-fields.ts";
+import { junctionName } from "./many-fields.ts";
 import type { ReverseRelation } from "./relations.ts";
 import { extend, hookContextOf, type ResourceRuntime } from "./runtime.ts";
 import type { Write } from "./write-pipeline.ts";
@@ -32,7 +33,8 @@ export function newReleasing(ctx: EndpointContext, user: User | null): Releasing
 
 /** Whether deleting a record of `rt`'s resource has to look at other records first. */
 export function hasDependents(rt: ResourceRuntime): boolean {
-  return rt.relations.dependents(rt.resource.name).length > 0;
+  const { name } = rt.resource;
+  return rt.relations.dependents(name).length > 0 || rt.relations.listedBy(name).length > 0;
 }
 
 /**
@@ -47,7 +49,6 @@ export async function releaseDependents(
 ): Promise<void> {
   const trx = write.db;
   const relations = rt.relations.dependents(rt.resource.name);
-  if (relations.length === 0) return;
   releasing.seen.add(`${rt.resource.name}:${id}`);
   // Refusals first: nothing is changed for a delete that cannot happen.
   for (const relation of relations)
@@ -63,6 +64,31 @@ export async function releaseDependents(
     if (records.length === 0) continue;
     if (relation.onDelete === "cascade") await cascade(child, write, relation, id, records, releasing);
     else await clear(child, write, relation, id, records, releasing);
+  }
+  for (const { source, field } of rt.relations.listedBy(rt.resource.name))
+    await unlist(rt.runtimeOf(source), write, field, id, releasing);
+}
+
+/**
+ * The lists of ids (referencesMany) of `child` that name the deleted `id` leave it: each record
+ * whose list changes is an update of the delete's write (audit, events, the cache forgetting it),
+ * as a reference set to null is.
+ */
+async function unlist(child: ResourceRuntime, write: Write, field: string, id: string, releasing: Releasing) {
+  const rows = await write.db
+    .selectFrom(junctionName(child.resource, { name: field }))
+    .select("owner")
+    .where("target", "=", id)
+    .orderBy("owner")
+    .execute();
+  for (const { owner } of rows) {
+    const previous = await child.store.findForUpdate(write.db, String(owner));
+    if (!previous) continue;
+    const list = (previous[field] as string[] | undefined) ?? [];
+    const changes = { [field]: list.filter((target) => target !== id) };
+    const record = await child.store.update(write.db, String(owner), changes);
+    if (record)
+      await write.changed(child, causedBy(releasing, child, "update", previous), { record, previous });
   }
 }
 

@@ -113,7 +113,12 @@ async function expandLevel(
         records.flatMap((r) => (Array.isArray(r[relation.field]) ? (r[relation.field] as unknown[]) : [])),
       );
       const reader = ids.length ? await readerOf(target, ctx, readers) : null;
-      const found = reader ? await target.store.related.byIds(ctx.db, ids, reader.scope, reader.hidden) : [];
+      // A page's lists may name more ids than a statement may bind: 500 at a time.
+      const found: Row[] = [];
+      for (let i = 0; reader && i < ids.length; i += 500)
+        found.push(
+          ...(await target.store.related.byIds(ctx.db, ids.slice(i, i + 500), reader.scope, reader.hidden)),
+        );
       const visible = found.map((r) => withoutHidden(r, reader!.hidden));
       await expandLevel(target, ctx, visible, children, readers);
       const byId = new Map(visible.map((r) => [r.id, r]));

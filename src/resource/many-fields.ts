@@ -132,8 +132,10 @@ export function withManyFields(store: RecordStore, resource: AnyResource, driver
     update: (db, id, changes) =>
       atomically(db, async (trx) => {
         const { own, lists } = split(changes);
+        // Only a list changing: the record's row locked all the same, so two writes of its list
+        // take turns instead of interleaving their deletes and inserts.
         const record =
-          Object.keys(own).length > 0 ? await store.update(trx, id, own) : await store.findById(trx, id);
+          Object.keys(own).length > 0 ? await store.update(trx, id, own) : await store.findForUpdate(trx, id);
         if (!record) return undefined;
         for (const [field, ids] of lists) await setList(trx, id, field, ids);
         await attach(trx, [record]);

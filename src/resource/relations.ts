@@ -4,6 +4,7 @@
 import { ConfigError } from "../core/errors.ts";
 import type { OnDelete } from "../schema/field-marks.ts";
 import type { Field } from "../schema/field-model.ts";
+import { junctionName } from "./many-fields.ts";
 import type { AnyResource } from "./types.ts";
 
 /** `post.authorId → user`: expands as `author`. */
@@ -52,6 +53,8 @@ export interface RelationGraph {
   expandable(resource: string): ReadonlyMap<string, Relation>;
   /** The references that point at a resource: what deleting one of its records must handle. */
   dependents(resource: string): readonly ReverseRelation[];
+  /** The lists of ids (`referencesMany`) that may name a resource's records: deleting one leaves them. */
+  listedBy(resource: string): readonly { source: string; field: string }[];
   /** Whether any resource has a `fileRef` field. */
   readonly ownsFiles: boolean;
   /** A resource of the app, by name. */
@@ -127,9 +130,17 @@ export function readRelations(resources: readonly AnyResource[]): RelationGraph 
       dependents.get(target.name)!.push(reverse);
     }
   }
+  const listedBy = new Map<string, { source: string; field: string }[]>();
   for (const resource of resources)
     for (const field of resource.many) {
       const origin = `"${resource.name}.${field.name}"`;
+      // Its junction table's name: no resource's, and short enough for its index names to stay
+      // whole (so two tables never share one).
+      const junction = junctionName(resource, field);
+      if (byName.has(junction) || junction.length > 45)
+        throw new ConfigError(
+          `${origin} keeps its list in a table named "${junction}", which ${byName.has(junction) ? "is a resource's name" : "is longer than 45 characters"}: rename the field.`,
+        );
       if (!byName.has(field.many!.target))
         throw new ConfigError(
           `${origin} lists ids of "${field.many!.target}", which is not a resource of this app.`,
@@ -139,10 +150,14 @@ export function readRelations(resources: readonly AnyResource[]): RelationGraph 
         { kind: "list", name: expansionName(field), field: field.name, target: field.many!.target },
         origin,
       );
+      const listing = listedBy.get(field.many!.target) ?? [];
+      listing.push({ source: resource.name, field: field.name });
+      listedBy.set(field.many!.target, listing);
     }
   return {
     expandable: (resource) => expandable.get(resource) ?? new Map(),
     dependents: (resource) => dependents.get(resource) ?? [],
+    listedBy: (resource) => listedBy.get(resource) ?? [],
     ownsFiles,
     resource: (name) => byName.get(name),
   };
