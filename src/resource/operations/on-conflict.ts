@@ -63,8 +63,14 @@ async function holder(
 ): Promise<string | undefined> {
   if (typeof body !== "object" || body === null || Array.isArray(body) || !Object.hasOwn(body, field))
     return undefined;
-  const value = (body as Record<string, unknown>)[field];
-  // Anything but a string or a number is the create's to refuse (validation), not a lookup's.
+  // The value as it would be stored (a schema that trims or lowercases it): a body that does not
+  // validate is the create's to refuse, after its rule, not a lookup's.
+  let value: unknown;
+  try {
+    value = rt.validator.create(body)[field];
+  } catch {
+    return undefined;
+  }
   if (typeof value !== "string" && !(typeof value === "number" && Number.isFinite(value))) return undefined;
   const row = await ctx.db
     .selectFrom(rt.resource.name)
