@@ -19,7 +19,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { createResource, crudkit, databaseFromUrl, ownedBy, type User, withId } from "crudkit-api";
+import {
+  createResource,
+  crudkit,
+  databaseFromUrl,
+  ownedBy,
+  references,
+  referencesMany,
+  type User,
+  withId,
+} from "crudkit-api";
 import { serve } from "crudkit-api/node";
 import { type Kysely, sql } from "kysely";
 import { z } from "zod";
@@ -81,6 +90,65 @@ const sale = createResource({
   access: ownedBy("ownerId", { bypass: isAdmin }),
 });
 
+/** Many-to-many: articles with an author (a reference) and 5 labels (a list of ids). */
+const author = createResource({
+  name: "author",
+  schema: withId({ name: z.string().max(100) }),
+  access: { read: true, list: true },
+});
+const label = createResource({
+  name: "label",
+  schema: withId({ name: z.string().max(100) }),
+  access: { read: true, list: true },
+});
+const article = createResource({
+  name: "article",
+  schema: withId({
+    title: z.string().max(100),
+    authorId: references(author),
+    labelIds: referencesMany(label, { maxItems: 20 }),
+  }),
+  access: { read: true, list: true },
+});
+const ARTICLES = 1_000;
+const LABELS_EACH = 5;
+
+/** 50 authors, 200 labels, 1,000 articles of 5 labels each, through app.db. */
+async function seedArticles(db: Kysely<any>): Promise<void> {
+  const at = new Date(Date.UTC(2024, 0, 1)).toISOString();
+  const stamped = (row: Record<string, unknown>) => ({ ...row, createdAt: at, updatedAt: at });
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto("author")
+      .values(Array.from({ length: 50 }, (_, i) => stamped({ id: `au${i}`, name: `Author ${i}` })))
+      .execute();
+    await trx
+      .insertInto("label")
+      .values(Array.from({ length: 200 }, (_, i) => stamped({ id: `lb${i}`, name: `Label ${i}` })))
+      .execute();
+    const articles = Array.from({ length: ARTICLES }, (_, i) =>
+      stamped({ id: `ar${i}`, title: `Article ${i}`, authorId: `au${i % 50}` }),
+    );
+    for (let i = 0; i < ARTICLES; i += 250)
+      await trx
+        .insertInto("article")
+        .values(articles.slice(i, i + 250))
+        .execute();
+    const links = articles.flatMap((_, i) =>
+      Array.from({ length: LABELS_EACH }, (_, p) => ({
+        owner: `ar${i}`,
+        target: `lb${(i * 7 + p * 31) % 200}`,
+        position: p,
+      })),
+    );
+    for (let i = 0; i < links.length; i += 500)
+      await trx
+        .insertInto("article_labelIds")
+        .values(links.slice(i, i + 500))
+        .execute();
+  });
+}
+
 /** Sale n: owner n mod 1,000 (owner 0 is alice), a status changing every 1,000 rows, createdAt 1 s apart. */
 function saleRow(n: number) {
   const at = new Date(Date.UTC(2024, 0, 1) + n * 1000).toISOString();
@@ -116,7 +184,7 @@ async function serveDataApi(): Promise<void> {
   const app = crudkit({
     database: databaseFromUrl(url),
     autoMigrate: true,
-    resources: [item, sale],
+    resources: [item, sale, author, label, article],
     identify: (request): User | null => {
       const id = request.headers.get("x-user");
       if (!id) return null;
@@ -125,6 +193,7 @@ async function serveDataApi(): Promise<void> {
   });
   await app.ready;
   await seedSales(app.db, Number(process.env.SALES ?? 0), url.startsWith("postgres"));
+  await seedArticles(app.db);
   const running = await serve(app, { port: 0, hostname: "127.0.0.1", waitForDatabase: false });
   console.log(`listening ${running.url}`);
   const close = async () => {
@@ -206,6 +275,7 @@ const verdict = (ok: boolean) => (ok ? "pass" : "MISS");
 interface Tables {
   batch: string[][];
   aggregates: string[][];
+  expansion: string[][];
   /** Answers that were not 2xx, and errors. */
   failures: number;
 }
@@ -399,6 +469,9 @@ export async function runDataApiBench(options: DataApiOptions): Promise<void> {
       ],
     ],
     aggregates: [["database", "scenario", "p50", "p99", "req/s", "meanwhile", "target", "result"]],
+    expansion: [
+      ["database", "expand=author req/s", "expand=labels req/s", "p99 labels", "ratio", "target", "result"],
+    ],
     failures: 0,
   };
   try {
@@ -418,6 +491,7 @@ export async function runDataApiBench(options: DataApiOptions): Promise<void> {
         try {
           await aggregates(target, engine, options, tables);
           await batchVsSeparate(target, engine, options, tables);
+          await listExpansion(target, engine, options, tables);
         } finally {
           await stop(target);
         }
@@ -432,6 +506,10 @@ export async function runDataApiBench(options: DataApiOptions): Promise<void> {
       tables.batch,
     );
     print(
+      `Many-to-many: a page of 100 articles with expand=labels (${LABELS_EACH} labels each, a junction table) vs the same page with expand=author (a reference); ${CLIENTS} clients, ${options.duration}s x ${options.rounds} rounds interleaved, medians`,
+      tables.expansion,
+    );
+    print(
       `Aggregates: ${options.rows} sales of ${OWNERS} owners (ownedBy), indexed status; same server, 1 connection, every answer timed, ${options.duration}s x ${options.rounds} rounds, medians`,
       tables.aggregates,
     );
@@ -440,4 +518,41 @@ export async function runDataApiBench(options: DataApiOptions): Promise<void> {
     console.log(`${tables.failures} answers that were not 2xx, or errors`);
     process.exitCode = 1;
   }
+}
+
+/** A page of 100 articles expanding their 5 labels each, against the same page expanding its author. */
+async function listExpansion(target: Target, engine: string, options: DataApiOptions, tables: Tables) {
+  const page = (expand: string) =>
+    Array.from({ length: 5 }, (_, i) => ({
+      method: "GET" as const,
+      path: `/api/articles?limit=100&page=${i + 1}&expand=${expand}`,
+      headers: ALICE,
+    }));
+  const variants = [
+    { name: "author", requests: page("author") },
+    { name: "labels", requests: page("labels") },
+  ];
+  const runs = new Map(variants.map((v) => [v.name, [] as Run[]]));
+  for (const variant of variants) await load(target, variant.requests, CLIENTS, WARM_UP);
+  for (let round = 0; round < options.rounds; round++)
+    for (const variant of round % 2 === 0 ? variants : [...variants].reverse())
+      runs.get(variant.name)!.push(await load(target, variant.requests, CLIENTS, options.duration));
+  const rate = (name: string) => {
+    const of = runs.get(name)!;
+    tables.failures += of.reduce((sum, run) => sum + bad(run.result), 0);
+    return median(of.map((run) => run.result.requests.average));
+  };
+  const single = rate("author");
+  const listed = rate("labels");
+  const p99 = median(runs.get("labels")!.map((run) => percentile(run.latencies, 0.99)));
+  const ratio = listed / single;
+  tables.expansion.push([
+    engine,
+    single.toFixed(0),
+    listed.toFixed(0),
+    ms(p99),
+    ratio.toFixed(2),
+    "≥ 0.8",
+    verdict(ratio >= 0.8),
+  ]);
 }

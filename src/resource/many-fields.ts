@@ -9,6 +9,7 @@
 
 import type { Kysely } from "kysely";
 import type { DriverErrors } from "../core/driver-errors.ts";
+import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import { indexName, type TableDefinition } from "../db/table-definition.ts";
 import type { Field } from "../schema/field-model.ts";
 import type { RecordStore } from "./record-store.ts";
@@ -46,10 +47,37 @@ export function junctionTable(resource: AnyResource, field: Field): TableDefinit
 }
 
 /** The resource's store, its records carrying their lists and its writes setting them. */
-export function withManyFields(store: RecordStore, resource: AnyResource, driver: DriverErrors): RecordStore {
+export function withManyFields(
+  store: RecordStore,
+  resource: AnyResource,
+  driver: DriverErrors,
+  builder: Kysely<any>,
+): RecordStore {
   const many = resource.many;
   if (many.length === 0) return store;
   const tables = new Map(many.map((f) => [f.name, junctionName(resource, f)]));
+  // The lists of n records, compiled once per field and n (a page's size, mostly one of a few).
+  const templates = new Map<string, QueryTemplate>();
+  const listsOf = (field: string, count: number) => {
+    const key = `${field}:${count}`;
+    let template = templates.get(key);
+    if (!template) {
+      template = compileTemplate(
+        builder
+          .selectFrom(tables.get(field)!)
+          .select(["owner", "target"])
+          .where(
+            "owner",
+            "in",
+            Array.from({ length: count }, (_, i) => slot(`o${i}`)),
+          )
+          .orderBy("owner")
+          .orderBy("position"),
+      );
+      if (templates.size < 256) templates.set(key, template);
+    }
+    return template;
+  };
 
   /** Each record's lists, read one statement per field (per 500 records). */
   const attach = async (db: Kysely<any>, records: Row[], hidden?: ReadonlySet<string>): Promise<void> => {
@@ -59,13 +87,9 @@ export function withManyFields(store: RecordStore, resource: AnyResource, driver
       const lists = new Map<string, string[]>();
       for (let i = 0; i < records.length; i += CHUNK) {
         const ids = records.slice(i, i + CHUNK).map((r) => String(r.id));
-        const rows = await db
-          .selectFrom(tables.get(field.name)!)
-          .select(["owner", "target"])
-          .where("owner", "in", ids)
-          .orderBy("owner")
-          .orderBy("position")
-          .execute();
+        const values: Row = {};
+        for (const [n, id] of ids.entries()) values[`o${n}`] = id;
+        const { rows } = await runTemplate<Row>(db, listsOf(field.name, ids.length), values);
         for (const row of rows) {
           const owner = String(row.owner);
           const list = lists.get(owner);

@@ -122,6 +122,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
       createRecordStore(resource, options.database, ruleFields, options.log),
       resource,
       options.database.profile.errors,
+      options.database.kysely,
     ),
     aggregator: createAggregator(resource, options.database, ruleFields),
     validator: createInputValidator(resource.name, [...resource.fields, ...resource.many], managed),
