@@ -56,50 +56,7 @@ export function withManyFields(
   const many = resource.many;
   if (many.length === 0) return store;
   const tables = new Map(many.map((f) => [f.name, junctionName(resource, f)]));
-  // The lists of n records, compiled once per field and n (a page's size, mostly one of a few).
-  const templates = new Map<string, QueryTemplate>();
-  const listsOf = (field: string, count: number) => {
-    const key = `${field}:${count}`;
-    let template = templates.get(key);
-    if (!template) {
-      template = compileTemplate(
-        builder
-          .selectFrom(tables.get(field)!)
-          .select(["owner", "target"])
-          .where(
-            "owner",
-            "in",
-            Array.from({ length: count }, (_, i) => slot(`o${i}`)),
-          )
-          .orderBy("owner")
-          .orderBy("position"),
-      );
-      if (templates.size < 256) templates.set(key, template);
-    }
-    return template;
-  };
-
-  /** Each record's lists, read one statement per field (per 500 records). */
-  const attach = async (db: Kysely<any>, records: Row[], hidden?: ReadonlySet<string>): Promise<void> => {
-    if (records.length === 0) return;
-    for (const field of many) {
-      if (hidden?.has(field.name)) continue;
-      const lists = new Map<string, string[]>();
-      for (let i = 0; i < records.length; i += CHUNK) {
-        const ids = records.slice(i, i + CHUNK).map((r) => String(r.id));
-        const values: Row = {};
-        for (const [n, id] of ids.entries()) values[`o${n}`] = id;
-        const { rows } = await runTemplate<Row>(db, listsOf(field.name, ids.length), values);
-        for (const row of rows) {
-          const owner = String(row.owner);
-          const list = lists.get(owner);
-          if (list) list.push(String(row.target));
-          else lists.set(owner, [String(row.target)]);
-        }
-      }
-      for (const record of records) record[field.name] = lists.get(String(record.id)) ?? [];
-    }
-  };
+  const attach = listsReader(many, tables, builder);
 
   /** Sets the list of `field` of the record `id` (in a transaction). An unknown id is the 400 of a missing reference. */
   const setList = async (trx: Kysely<any>, id: string, field: Field, ids: readonly string[]) => {
@@ -179,5 +136,50 @@ export function withManyFields(
       await attach(db, page.items, within?.hidden);
       return page;
     },
+  };
+}
+
+/**
+ * Reads records' lists into them, one statement per field (per 500 records), each compiled once per
+ * field and count (a page's size, mostly one of a few).
+ */
+function listsReader(many: readonly Field[], tables: ReadonlyMap<string, string>, builder: Kysely<any>) {
+  const templates = new Map<string, QueryTemplate>();
+  const listsOf = (field: string, count: number) => {
+    const key = `${field}:${count}`;
+    let template = templates.get(key);
+    if (!template) {
+      const owners = Array.from({ length: count }, (_, i) => slot(`o${i}`));
+      template = compileTemplate(
+        builder
+          .selectFrom(tables.get(field)!)
+          .select(["owner", "target"])
+          .where("owner", "in", owners)
+          .orderBy("owner")
+          .orderBy("position"),
+      );
+      if (templates.size < 256) templates.set(key, template);
+    }
+    return template;
+  };
+  return async (db: Kysely<any>, records: Row[], hidden?: ReadonlySet<string>): Promise<void> => {
+    if (records.length === 0) return;
+    for (const field of many) {
+      if (hidden?.has(field.name)) continue;
+      const lists = new Map<string, string[]>();
+      for (let i = 0; i < records.length; i += CHUNK) {
+        const ids = records.slice(i, i + CHUNK).map((r) => String(r.id));
+        const values: Row = {};
+        for (const [n, id] of ids.entries()) values[`o${n}`] = id;
+        const { rows } = await runTemplate<Row>(db, listsOf(field.name, ids.length), values);
+        for (const row of rows) {
+          const owner = String(row.owner);
+          const list = lists.get(owner);
+          if (list) list.push(String(row.target));
+          else lists.set(owner, [String(row.target)]);
+        }
+      }
+      for (const record of records) record[field.name] = lists.get(String(record.id)) ?? [];
+    }
   };
 }
