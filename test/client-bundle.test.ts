@@ -7,6 +7,8 @@ describe("crudkit-api/client bundle", () => {
   it("is built from src/client alone: no server, Kysely, better-sqlite3 or Zod", async () => {
     const bundle = await bundleClient();
     expect(bundle.inputs.sort()).toEqual([
+      "src/client/aggregate-params.ts",
+      "src/client/batch.ts",
       "src/client/client.ts",
       "src/client/filter-params.ts",
       "src/client/index.ts",
