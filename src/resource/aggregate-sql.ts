@@ -17,6 +17,7 @@ import type { AggregateFunction } from "../schema/aggregate-kinds.ts";
 import type { Field } from "../schema/field-model.ts";
 import type { AggregateQuery } from "./aggregate-query.ts";
 import { gatesOf } from "./field-access.ts";
+import { likeSearch } from "./list-templates.ts";
 import type { AnyResource } from "./types.ts";
 
 /** One group of the answer: its fields' values, then each function's values by field. */
@@ -82,13 +83,7 @@ export function createAggregator(
   ) => {
     const conditions: Expression<SqlBool>[] = [];
     if (rule) conditions.push(rule.build());
-    if (searchIn)
-      conditions.push(
-        sql<SqlBool>`(${sql.join(
-          searchIn.map((f) => profile.likeMatch(sql.ref(f), slot("search"))),
-          sql` or `,
-        )})`,
-      );
+    if (searchIn) conditions.push(likeSearch(searchIn, profile));
     if (filter) conditions.push(filter.build());
     const selections: Expression<unknown>[] = query.groupBy.map(
       (f, i) => sql`${sql.ref(f)} as ${sql.ref(`g${i}`)}`,

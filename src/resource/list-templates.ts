@@ -41,13 +41,7 @@ export function listTemplateCache(
       const conditions: Expression<SqlBool>[] = [];
       if (rule) conditions.push(rule.build());
       if (query.search && indexed) conditions.push(profile.textIndex!.rows(table, slot("match")));
-      if (query.search)
-        conditions.push(
-          sql<SqlBool>`(${sql.join(
-            searchIn.map((f) => profile.likeMatch(sql.ref(f), slot("search"))),
-            sql` or `,
-          )})`,
-        );
+      if (query.search) conditions.push(likeSearch(searchIn, profile));
       if (filter) conditions.push(filter.build());
       const sortBy = query.sortBy ?? defaultSort;
       let page = selectVisible(builder.selectFrom(table), visible);
@@ -100,4 +94,12 @@ export function listTemplateCache(
     }
     return templates;
   };
+}
+
+/** `search`: any of `searchIn` matching the `search` slot, case-insensitively (LIKE / ILIKE). */
+export function likeSearch(searchIn: readonly string[], profile: DialectProfile): Expression<SqlBool> {
+  return sql<SqlBool>`(${sql.join(
+    searchIn.map((f) => profile.likeMatch(sql.ref(f), slot("search"))),
+    sql` or `,
+  )})`;
 }
