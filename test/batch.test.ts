@@ -259,6 +259,29 @@ forEachDialect((dialect) => {
         body: { requests: [{ ...create, body: { label: "x".repeat(70_000) } }] },
       });
       expect(tooBig.status).toBe(413);
+      // The batch sent without Content-Type, or as text: 415; nested past the depth limit, a
+      // constructor key in a request's body: 400.
+      for (const headers of [ALICE, { ...ALICE, "content-type": "text/plain" }]) {
+        const raw = await call(app, "POST", "/api/batch", {
+          headers,
+          rawBody: JSON.stringify({ requests: [create] }),
+        });
+        expect(raw.status).toBe(415);
+      }
+      const deep = await call(app, "POST", "/api/batch", {
+        headers: { ...ALICE, "content-type": "application/json" },
+        rawBody: `{"requests":[{"method":"POST","path":"/order","body":{"label":${"[".repeat(5000)}${"]".repeat(5000)}}}]}`,
+      });
+      expect(deep.status).toBe(400);
+      const ctor = await batch(ALICE, [
+        {
+          method: "POST",
+          path: "/order",
+          body: JSON.parse('{"label":"c","constructor":{"prototype":{"x":1}}}'),
+        },
+      ]);
+      expect(ctor.status).toBe(400);
+      expect(({} as Record<string, unknown>).x).toBeUndefined();
       const extraKey = await call(app, "POST", "/api/batch", {
         headers: ALICE,
         body: { requests: [create], more: 1 },

@@ -107,6 +107,35 @@ on(postgres.missing)("through the app", () => {
   });
 });
 
+describe("the data API's routes with the database gone (issue 41)", () => {
+  for (const url of ["postgres://postgres@127.0.0.1:1/none", "mysql://u:p@127.0.0.1:1/none"])
+    it(`PUT, a batch, an onConflict create and an aggregate answer 503, never 500 (${url.split(":")[0]})`, async () => {
+      const app = crudkit({
+        database: { provider: url.startsWith("postgres") ? "postgres" : "mysql", url },
+        resources: [openProduct],
+        log: () => {},
+      });
+      try {
+        const requests: [string, string, unknown][] = [
+          ["PUT", "/api/product/p-1", { name: "Hat", price: 1 }],
+          [
+            "POST",
+            "/api/batch",
+            { requests: [{ method: "POST", path: "/product", body: { name: "Hat", price: 1 } }] },
+          ],
+          ["GET", "/api/products/aggregate?aggregate[count]=*", undefined],
+        ];
+        for (const [method, path, body] of requests) {
+          const res = await call(app, method, path, body === undefined ? {} : { body });
+          expect(res.status, `${method} ${path}`).toBe(503);
+          expect(res.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+        }
+      } finally {
+        await app.close();
+      }
+    });
+});
+
 /** The error `attempt` rejects with. */
 async function rejection(
   attempt: Promise<unknown>,

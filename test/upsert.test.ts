@@ -228,6 +228,23 @@ forEachDialect((dialect) => {
         expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(status);
         expectNoLeak(res.text);
       }
+      // A JSON body sent without Content-Type, or as text: 415; a constructor key: refused.
+      for (const headers of [ALICE, { ...ALICE, "content-type": "text/plain" }]) {
+        const raw = await call(app, "PUT", "/api/item/h-1", { headers, rawBody: '{"sku":"H-1","name":"x"}' });
+        expect(raw.status).toBe(415);
+        expectNoLeak(raw.text);
+      }
+      const ctor = await put(
+        ALICE,
+        "h-1",
+        JSON.parse('{"sku":"H-1","name":"x","constructor":{"prototype":{"x":1}}}'),
+      );
+      expect(ctor.status).toBe(400);
+      const deep = await call(app, "PUT", "/api/item/h-1", {
+        headers: { ...ALICE, "content-type": "application/json" },
+        rawBody: `{"sku":"H-1","name":"x","note":${"[".repeat(5000)}${"]".repeat(5000)}}`,
+      });
+      expect(deep.status).toBe(400);
       const longId = await put(ALICE, "x".repeat(300), { sku: "H-2", name: "x" });
       expect(longId.status).toBe(400);
       // Another owner in the body is refused, as on a create.
