@@ -2,7 +2,9 @@
 // post's tag ids in a junction table the migrations make; writes set the whole list in their
 // transaction, in the order given; reads and lists carry it; deleting a tag takes it out of every
 // list; an id of a tag the caller may not read is refused byte for byte as an unknown one; repeats
-// and more than maxItems are 400s naming the field. Through HTTP, app.api and the client.
+// and more than maxItems are 400s naming the field. `expand=tags` and the reverse `expand=posts`
+// read a whole page in a fixed number of statements; `filter[tags.name]` matches posts with any
+// readable tag of that name. Through HTTP, app.api and the client.
 
 import {
   apiKey,
@@ -15,15 +17,22 @@ import {
 } from "crudkit-api";
 import { createClient } from "crudkit-api/client";
 import { audit } from "crudkit-api/plugins";
+import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { appPerDialect, forEachDialect } from "./dialects.ts";
+import { appPerDialect, countingKysely, forEachDialect } from "./dialects.ts";
 import { call, expectNoLeak } from "./helpers.ts";
 
+const isAdmin = ({ user }: { user: { roles?: readonly string[] } | null }) =>
+  user?.roles?.includes("admin") ?? false;
 const tag = createResource({
   name: "tag",
-  schema: withId({ ownerId: z.string().max(255).optional(), name: z.string().max(50) }),
-  access: ownedBy("ownerId"),
+  schema: withId({
+    ownerId: z.string().max(255).optional(),
+    name: z.string().max(50),
+    secret: z.string().max(50).optional(),
+  }),
+  access: { ...ownedBy("ownerId"), fields: { secret: { read: isAdmin, write: isAdmin } } },
 });
 const post = createResource({
   name: "post",
@@ -39,7 +48,7 @@ const keys = apiKey({ keys: { "alice-key": { id: "alice" }, "bob-key": { id: "bo
 const ALICE = { "x-api-key": "alice-key" };
 const BOB = { "x-api-key": "bob-key" };
 
-const makeApp = (database: DatabaseOptions) =>
+const makeApp = (database: DatabaseOptions | Kysely<any>) =>
   crudkit({ database, autoMigrate: true, resources: [tag, post], plugins: [keys, audit()] });
 
 describe("referencesMany at startup", () => {
@@ -306,6 +315,173 @@ forEachDialect((dialect) => {
       const { data } = await client.post.update(made.id, { tagIds: [tags.red, tags.blue] });
       const listed: string[] | undefined = data?.tagIds;
       expect(listed).toEqual([tags.red, tags.blue]);
+    });
+  });
+
+  describe("through the list", () => {
+    it("expand=posts on a tag: the posts listing it that the caller may read, newest first, 10 at most", async () => {
+      const made: string[] = [];
+      for (let i = 0; i < 12; i++)
+        made.push(
+          (
+            await call(app, "POST", "/api/post", {
+              headers: ALICE,
+              body: { title: `r${i}`, tagIds: [tags.green, tags.red] },
+            })
+          ).body.id,
+        );
+      // Bob's post naming alice's tag (written by the server): never in alice's expansion.
+      const bobs = await app.api.createPost({
+        body: { ownerId: "bob", title: "bob's post", tagIds: [tags.red] },
+        overrideAccess: true,
+      });
+      const read = await call(app, "GET", `/api/tag/${tags.red}?expand=posts`, { headers: ALICE });
+      expect(read.status, read.text).toBe(200);
+      expect(read.body.posts).toHaveLength(10);
+      expect(read.body.posts.map((p: { id: string }) => p.id)).toEqual(made.slice(2).reverse());
+      // Each carries its own list, and a nested expand goes on from it.
+      expect(read.body.posts[0].tagIds).toEqual([tags.green, tags.red]);
+      expect(read.text).not.toContain(bobs.id);
+      const nested = await call(app, "GET", `/api/tag/${tags.red}?expand=posts.tags`, { headers: ALICE });
+      expect(nested.body.posts[0].tags.map((t: { name: string }) => t.name)).toEqual(["green", "red"]);
+      // A page of tags: each with its own posts.
+      const page = await call(app, "GET", "/api/tags?expand=posts&limit=100", { headers: ALICE });
+      const green = page.body.items.find((t: { id: string }) => t.id === tags.green);
+      expect(green.posts).toHaveLength(10);
+      expect(page.text).not.toContain(bobs.id);
+      // Bob may not read alice's tag at all.
+      const his = await call(app, "GET", `/api/tag/${tags.red}?expand=posts`, { headers: BOB });
+      expect(his.status).toBe(404);
+      // app.api and the client type it as the posts.
+      const viaApi = await app.api.readTag({
+        params: { id: tags.red },
+        query: { expand: ["posts"] },
+        headers: ALICE,
+      });
+      const titles: string[] = viaApi.posts.map((p) => p.title);
+      expect(titles).toHaveLength(10);
+      const client = createClient<typeof app>({
+        baseURL: "http://localhost/api",
+        headers: ALICE,
+        fetch: (input, init) => app.handler(new Request(input, init)),
+      });
+      const typed = await client.tag.read(tags.red, { expand: ["posts.tags"] });
+      const names: string[] | undefined = typed.data?.posts[0]?.tags.map((t) => t.name);
+      expect(names).toEqual(["green", "red"]);
+      for (const id of [...made, bobs.id]) await app.api.deletePost({ params: { id }, overrideAccess: true });
+    });
+
+    it("filter[tags.name] matches posts with any tag of that name the caller may read", async () => {
+      const urgent = (await call(app, "POST", "/api/tag", { headers: ALICE, body: { name: "urgent" } })).body
+        .id;
+      const hit = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "hit", tagIds: [tags.blue, urgent] },
+      });
+      const miss = await call(app, "POST", "/api/post", {
+        headers: ALICE,
+        body: { title: "miss", tagIds: [tags.blue] },
+      });
+      const page = await call(app, "GET", "/api/posts?filter[tags.name]=urgent&limit=100", {
+        headers: ALICE,
+      });
+      expect(page.status, page.text).toBe(200);
+      expect(page.body.items.map((p: { id: string }) => p.id)).toEqual([hit.body.id]);
+      const either = await call(app, "GET", "/api/posts?filter[tags.name][in]=urgent,blue&limit=100", {
+        headers: ALICE,
+      });
+      expect(either.body.items.map((p: { id: string }) => p.id)).toEqual(
+        expect.arrayContaining([hit.body.id, miss.body.id]),
+      );
+      const negated = await call(app, "GET", "/api/posts?filter[not][tags.name]=urgent&limit=100", {
+        headers: ALICE,
+      });
+      expect(negated.status, negated.text).toBe(200);
+      expect(negated.body.items.map((p: { id: string }) => p.id)).not.toContain(hit.body.id);
+      expect(negated.body.items.map((p: { id: string }) => p.id)).toContain(miss.body.id);
+      // A post listing bob's tag (written by the server): alice cannot match through it.
+      const mixed = await app.api.createPost({
+        body: { ownerId: "alice", title: "lists bob's", tagIds: [tags.bobs] },
+        overrideAccess: true,
+      });
+      const bobsName = encodeURIComponent("bob's");
+      const through = await call(app, "GET", `/api/posts?filter[tags.name]=${bobsName}`, { headers: ALICE });
+      expect(through.body.items).toEqual([]);
+      const unscoped = await app.api.listPosts({
+        query: { where: { "tags.name": "bob's" } },
+        overrideAccess: true,
+      });
+      expect(unscoped.items.map((p) => p.id)).toContain(mixed.id);
+      expect(unscoped.items.every((p) => p.tagIds.includes(tags.bobs))).toBe(true);
+      // Bob's rows stay his.
+      const his = await call(app, "GET", "/api/posts?filter[tags.name]=urgent", { headers: BOB });
+      expect(his.body.items).toEqual([]);
+      // A field hidden on tags is refused as an unknown one, byte for byte (but its name).
+      const hidden = await call(app, "GET", "/api/posts?filter[tags.secret]=x", { headers: ALICE });
+      const unknown = await call(app, "GET", "/api/posts?filter[tags.secrex]=x", { headers: ALICE });
+      expect(hidden.status).toBe(400);
+      expect(hidden.text.replaceAll("secret", "secrex")).toBe(unknown.text);
+      for (const bad of [
+        `filter[tags.name]=${encodeURIComponent("x' or 1=1 --")}`,
+        "filter[tags.name]=%00",
+        `filter[tags.name]=${"x".repeat(10_000)}`,
+        "filter[tags.name][has]=x",
+        "filter[tags.name][0][1][2]=x",
+        "filter[tags.tags.name]=x",
+      ]) {
+        const res = await call(app, "GET", `/api/posts?${bad}`, { headers: ALICE });
+        expect([200, 400], bad).toContain(res.status);
+        if (res.status === 200) expect(res.body.items, bad).toEqual([]);
+        expectNoLeak(res.text);
+      }
+      const viaApi = await app.api.listPosts({ query: { where: { "tags.name": "urgent" } }, headers: ALICE });
+      expect(viaApi.items.map((p) => p.id)).toEqual([hit.body.id]);
+      const client = createClient<typeof app>({
+        baseURL: "http://localhost/api",
+        headers: ALICE,
+        fetch: (input, init) => app.handler(new Request(input, init)),
+      });
+      const typed = await client.post.list({ where: { "tags.name": { startsWith: "urg" } } });
+      expect(typed.data?.items.map((p) => p.id)).toEqual([hit.body.id]);
+    });
+
+    it("a page expands its lists, and tags their posts, in a fixed number of statements", async () => {
+      const queries: string[] = [];
+      const counted = makeApp(await countingKysely(dialect.name, await dialect.fresh(), queries));
+      try {
+        await counted.ready;
+        const ids: string[] = [];
+        for (let i = 0; i < 6; i++)
+          ids.push((await counted.api.createTag({ body: { name: `t${i}` }, headers: ALICE })).id);
+        for (let i = 0; i < 30; i++)
+          await counted.api.createPost({
+            body: { title: `p${i}`, tagIds: [ids[i % 6]!, ids[(i + 1) % 6]!, ids[(i + 2) % 6]!] },
+            headers: ALICE,
+          });
+        const selects = () => queries.filter((q) => /^\s*select/i.test(q) && !q.includes("crudkit_audit"));
+        const statements = async (run: () => Promise<unknown>) => {
+          queries.length = 0;
+          await run();
+          return selects().length;
+        };
+        const posts = (limit: number) =>
+          statements(async () => {
+            const page = await counted.api.listPosts({ query: { limit, expand: ["tags"] }, headers: ALICE });
+            expect(page.items.every((p) => p.tags.length === 3)).toBe(true);
+          });
+        const tagsOf = (limit: number) =>
+          statements(async () => {
+            const page = await counted.api.listTags({
+              query: { limit, expand: ["posts.tags"] },
+              headers: ALICE,
+            });
+            expect(page.items.every((t) => t.posts.length === 10)).toBe(true);
+          });
+        expect(await posts(5)).toBe(await posts(30));
+        expect(await tagsOf(2)).toBe(await tagsOf(6));
+      } finally {
+        await counted.close();
+      }
     });
   });
 });

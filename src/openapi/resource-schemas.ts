@@ -124,8 +124,12 @@ function expansionSchema(relation: Relation): JsonSchema {
         description,
         type: "array",
         items: ref(schemaName(relation.source)),
-        // The records of `source` whose `field` holds this record's id.
-        "x-crudkit-reverse": { resource: relation.source, field: relation.field },
+        // The records of `source` whose `field` holds this record's id (or lists it: `list`).
+        "x-crudkit-reverse": {
+          resource: relation.source,
+          field: relation.field,
+          ...(relation.through && { list: true }),
+        },
       };
     case "list":
       return {

@@ -284,10 +284,15 @@ function visitRelated(
   const scope = c.scope ? visit(c.scope, c.fields, here) : undefined;
   const denied = c.scope === false;
   return {
-    shape: `rel(${from}.${c.via}>${c.table}:${inner.shape}:${denied ? "none" : (scope?.shape ?? "")})`,
+    shape: `rel(${from}.${c.via}${c.through ? `@${c.through}` : ""}>${c.table}:${inner.shape}:${denied ? "none" : (scope?.shape ?? "")})`,
     build: () => {
       if (denied) return sql<SqlBool>`1 = 0`;
       const conditions = [inner.build(), ...(scope ? [scope.build()] : [])];
+      if (c.through) {
+        // Any record of the list: the owners of the junction rows naming a matching record.
+        const targets = sql`select ${sql.ref(`${alias}.id`)} from ${sql.table(c.table)} as ${sql.ref(alias)} where ${sql.join(conditions, sql` and `)}`;
+        return sql<SqlBool>`${sql.ref(`${from}.id`)} in (select ${sql.ref("owner")} from ${sql.table(c.through)} where ${sql.ref("target")} in (${targets}))`;
+      }
       const reference = sql.ref(`${from}.${c.via}`);
       if (oneRow)
         return sql<SqlBool>`exists (select 1 from ${sql.table(c.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.id`)} = ${reference} and ${sql.join(conditions, sql` and `)})`;

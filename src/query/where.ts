@@ -15,8 +15,11 @@ export interface FilterField {
   enumValues?: readonly string[];
   /** The column, when it is not named as the field (plugin tables: `uploadedBy` → `uploaded_by`). */
   column?: string;
-  /** A field of a referenced record (`author.name`): through which field, to which field of it. */
-  via?: { relation: string; field: string; target: string; targetField: string };
+  /**
+   * A field of a referenced record (`author.name`): through which field, to which field of it;
+   * through a list of ids (`tags.name`), the junction table holding it (`through`).
+   */
+  via?: { relation: string; field: string; target: string; targetField: string; through?: string };
   /** A list of ids (`referencesMany`): the junction table holding it, (owner, target) by record. */
   junction?: string;
 }
@@ -87,6 +90,11 @@ export interface RelatedCondition {
   /** The referencing table, and its field holding the referenced id. */
   from: string;
   via: string;
+  /**
+   * For a list of ids (`referencesMany`), the junction table holding it: the condition holds when
+   * any record of the list matches it.
+   */
+  through?: string;
   table: string;
   /** What `item` and `scope` may name on the referenced table. */
   fields: ReadonlyMap<string, FilterField>;

@@ -5,9 +5,10 @@
 
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError } from "../core/errors.ts";
+import type { Admission } from "./admission.ts";
 import { hiddenSomewhere, withoutHidden } from "./field-access.ts";
 import { type Readers, readerOf } from "./related-access.ts";
-import type { Relation } from "./relations.ts";
+import type { Relation, ReverseRelation } from "./relations.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
 type Row = Record<string, unknown>;
@@ -132,21 +133,11 @@ async function expandLevel(
       // Who points at a record is only shown to a caller who may read the pointing field.
       const readable = reader && !hiddenSomewhere(reader.hidden).has(relation.field) ? reader : null;
       const ids = distinct(records.map((r) => r.id));
-      const found = readable
-        ? await source.store.related.byParents(
-            ctx.db,
-            relation.field,
-            ids,
-            relation,
-            readable.scope,
-            readable.hidden,
-          )
-        : [];
+      const found = readable ? await childrenOf(source, ctx, relation, ids, readable) : [];
       const byParent = new Map<unknown, Row[]>();
-      for (const row of found) {
-        const parent = row[relation.field];
+      for (const { parent, record } of found) {
         if (!byParent.has(parent)) byParent.set(parent, []);
-        byParent.get(parent)!.push(withoutHidden(row, readable!.hidden));
+        byParent.get(parent)!.push(withoutHidden(record, readable!.hidden));
       }
       await expandLevel(source, ctx, [...byParent.values()].flat(), children, readers);
       for (const record of records) record[relation.name] = byParent.get(record.id) ?? [];
@@ -159,6 +150,21 @@ async function expandLevel(
         record[relation.name] = byId.get(record[relation.field] as string) ?? null;
     }
   }
+}
+
+/** The records of `source` pointing at the parents: by a reference, or in a list of ids. */
+async function childrenOf(
+  source: ResourceRuntime,
+  ctx: EndpointContext,
+  relation: ReverseRelation,
+  parents: readonly string[],
+  reader: Pick<Admission, "scope" | "hidden">,
+): Promise<{ parent: unknown; record: Row }[]> {
+  const reads = source.store.related;
+  if (relation.through)
+    return reads.byListers(ctx.db, relation.through, parents, relation, reader.scope, reader.hidden);
+  const rows = await reads.byParents(ctx.db, relation.field, parents, relation, reader.scope, reader.hidden);
+  return rows.map((record) => ({ parent: record[relation.field], record }));
 }
 
 function distinct(values: readonly unknown[]): string[] {

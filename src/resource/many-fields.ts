@@ -136,6 +136,28 @@ export function withManyFields(
       await attach(db, page.items, within?.hidden);
       return page;
     },
+    // Expanded records carry their lists too (and `expand=posts.tags` goes on from them).
+    related: {
+      async byIds(db, ids, scope, hidden) {
+        const records = await store.related.byIds(db, ids, scope, hidden);
+        await attach(db, records, hidden);
+        return records;
+      },
+      async byParents(db, field, parentIds, order, scope, hidden) {
+        const records = await store.related.byParents(db, field, parentIds, order, scope, hidden);
+        await attach(db, records, hidden);
+        return records;
+      },
+      async byListers(db, junction, parentIds, order, scope, hidden) {
+        const found = await store.related.byListers(db, junction, parentIds, order, scope, hidden);
+        await attach(
+          db,
+          found.map((f) => f.record),
+          hidden,
+        );
+        return found;
+      },
+    },
   };
 }
 

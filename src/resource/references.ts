@@ -107,8 +107,7 @@ export function references<
   options: ReferenceOptions<As, Reverse> = {},
 ): ReferenceSchema<Target, As, Reverse> {
   checkOptionKeys(options, REFERENCE_OPTION_KEYS, "references()");
-  const given = options.reverse as string | ReverseOptions | undefined;
-  const reverse: ReverseOptions = typeof given === "string" ? { name: given } : Object.assign({}, given);
+  const reverse = reverseOptions(options.reverse);
   const spec: ReferenceSpec = {
     target: typeof target === "string" ? target : target.name,
     onDelete: options.onDelete ?? "restrict",
@@ -121,20 +120,28 @@ export function references<
   return schema as ReferenceSchema<Target, As, Reverse>;
 }
 
-export interface ReferencesManyOptions {
+export interface ReferencesManyOptions<Reverse extends string | undefined = string | undefined> {
   /** Ids the list may hold; more is a 400 naming the field. @default 100 */
   maxItems?: number;
   /** As for `references()`: every id must name a record the caller may read. @default true */
   requireRead?: boolean;
+  /**
+   * The reverse relation on the listed resource (`expand=posts` on a tag: the records whose list
+   * names it): a name, or its name, limit and order.
+   */
+  reverse?: Reverse | ReverseOptions<Reverse>;
 }
 
-/** Type-level mark of a list of ids: what they point at. */
-export interface ManyBrand<Target> {
-  readonly "~crudkitMany"?: Target;
+/** Type-level mark of a list of ids: what they point at, and its reverse relation's name. */
+export interface ManyBrand<Mark> {
+  readonly "~crudkitMany"?: Mark;
 }
-export type ReferencesManySchema<Target extends string> = z.ZodArray<z.ZodString> & ManyBrand<Target>;
+export type ReferencesManySchema<
+  Target extends string,
+  Reverse extends string | undefined = undefined,
+> = z.ZodArray<z.ZodString> & ManyBrand<{ target: Target; reverse: Reverse }>;
 
-const MANY_OPTION_KEYS = optionKeys<ReferencesManyOptions>()("maxItems requireRead");
+const MANY_OPTION_KEYS = optionKeys<ReferencesManyOptions>()("maxItems requireRead reverse");
 
 /**
  * A field that lists ids of another resource's records, in the order given (many-to-many). The
@@ -149,11 +156,15 @@ const MANY_OPTION_KEYS = optionKeys<ReferencesManyOptions>()("maxItems requireRe
  *   schema: withId({ title: z.string(), tagIds: referencesMany("tag", { maxItems: 20 }) }),
  *   access: { read: true, list: true, create: true, update: true },
  * });
+ * // GET /posts?expand=tags, and on a tag GET /tags/:id?expand=posts (name it with `reverse`)
  */
-export function referencesMany<const Target extends string>(
+export function referencesMany<
+  const Target extends string,
+  const Reverse extends string | undefined = undefined,
+>(
   target: Target | { readonly name: Target },
-  options: ReferencesManyOptions = {},
-): ReferencesManySchema<Target> {
+  options: ReferencesManyOptions<Reverse> = {},
+): ReferencesManySchema<Target, Reverse> {
   checkOptionKeys(options, MANY_OPTION_KEYS, "referencesMany()");
   const maxItems = options.maxItems ?? 100;
   if (!Number.isInteger(maxItems) || maxItems < 1 || maxItems > 10_000)
@@ -167,9 +178,17 @@ export function referencesMany<const Target extends string>(
       target: typeof target === "string" ? target : target.name,
       requireRead: options.requireRead ?? true,
       maxItems,
+      reverse: reverseOptions(options.reverse),
     },
   });
-  return schema as unknown as ReferencesManySchema<Target>;
+  return schema as unknown as ReferencesManySchema<Target, Reverse>;
+}
+
+/** `reverse: "edited"` or `reverse: { name, limit, … }`, as options of their own (a copy). */
+function reverseOptions(
+  given: string | ReverseOptions<string | undefined> | undefined,
+): ReverseOptions<string | undefined> {
+  return typeof given === "string" ? { name: given } : Object.assign({}, given);
 }
 
 const FILE_REF_OPTION_KEYS = optionKeys<FileRefOptions>()("mimeTypes maxSize");

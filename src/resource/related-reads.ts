@@ -9,6 +9,15 @@
 //              ) AS "ranked" WHERE "ck_rank" <= 10 ORDER BY "ck_rank"
 //   one parent: SELECT * FROM "comment" WHERE "postId" = ? [AND (<read rule>)]
 //               ORDER BY "createdAt" DESC, "id" DESC LIMIT 10   (an index walk, no window)
+//   byListers: the same window over the records whose list (a junction table) names a parent:
+//              SELECT <columns>, "ck_parent" FROM (
+//                SELECT "ck_r".*, "ck_j"."target" AS "ck_parent", row_number() OVER (PARTITION BY
+//                  "ck_j"."target" ORDER BY "ck_r"."createdAt" DESC, "ck_r"."id" DESC) AS "ck_rank"
+//                FROM "post_tagIds" AS "ck_j"
+//                JOIN (SELECT * FROM "post" [WHERE <read rule>]) AS "ck_r" ON "ck_r"."id" = "ck_j"."owner"
+//                WHERE "ck_j"."target" IN (?, ?, …)
+//              ) AS "ranked" WHERE "ck_rank" <= 10 ORDER BY "ck_rank"
+//              (the rule inside its own SELECT, where its column names can only mean the record's)
 //
 // Statements are compiled once per shape (how many ids, which rule) and then only bound. The
 // limit is the relation's, a constant: written into the SQL, SQLite reads the 2 rows of a parent
@@ -53,6 +62,15 @@ export interface RelatedReads {
     /** Fields not selected (`field` stays: the records are grouped by it). */
     hidden?: ReadonlySet<string>,
   ): Promise<Row[]>;
+  /** Up to `order.limit` records per parent whose list (kept in `junction`) names one of `parentIds`. */
+  byListers(
+    db: Kysely<any>,
+    junction: string,
+    parentIds: readonly string[],
+    order: ChildOrder,
+    scope?: Condition,
+    hidden?: ReadonlySet<string>,
+  ): Promise<{ parent: string; record: Row }[]>;
 }
 
 const TEMPLATE_LIMIT = 256;
@@ -133,6 +151,44 @@ export function createRelatedReads(
       return (await runTemplate<Row>(db, template, values)).rows.map((row) =>
         decodeVisible(row, visible, fromRow),
       );
+    },
+    async byListers(db, junction, parentIds, order, scope, hidden) {
+      if (parentIds.length === 0) return [];
+      const rule = scope ? compileScope(scope) : undefined;
+      const visible = visibleColumns(columns, hidden, ["id"], compileGate);
+      const values: Row = Object.assign({}, rule?.values, visible.values);
+      const slots = idSlots(parentIds, values);
+      const key = `listers:${junction}:${parentIds.length}:${order.sortBy}:${order.sortOrder}:${order.limit}:${rule?.shape ?? ""}:${visible.key}`;
+      const template = cached(key, () => {
+        let records = builder
+          .selectFrom(table)
+          .selectAll()
+          .select(gateMarkers(visible) as any);
+        if (rule) records = records.where(rule.build());
+        const direction = sql.raw(order.sortOrder);
+        const rank = sql<number>`row_number() over (partition by ${sql.ref("ck_j.target")} order by ${sql.ref(`ck_r.${order.sortBy}`)} ${direction}, ${sql.ref("ck_r.id")} ${direction})`;
+        const inner = builder
+          .selectFrom(`${junction} as ck_j`)
+          .innerJoin(records.as("ck_r"), "ck_r.id", "ck_j.owner")
+          .selectAll("ck_r")
+          .select([sql.ref("ck_j.target").as("ck_parent"), rank.as("ck_rank")])
+          .where("ck_j.target", "in", slots);
+        return compileTemplate(
+          builder
+            .selectFrom(inner.as("ranked"))
+            .select([
+              ...(selectVisibleFrom("ranked", columns, visible) as any[]),
+              sql.ref("ranked.ck_parent").as("ck_parent"),
+            ])
+            .where("ranked.ck_rank", "<=", sql.lit(order.limit))
+            .orderBy("ranked.ck_rank"),
+        );
+      });
+      return (await runTemplate<Row>(db, template, values)).rows.map((row) => {
+        const parent = String(row.ck_parent);
+        delete row.ck_parent;
+        return { parent, record: decodeVisible(row, visible, fromRow) };
+      });
     },
   };
 }

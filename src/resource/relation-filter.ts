@@ -53,6 +53,7 @@ export async function scopeRelatedFilters(
         kind: "related",
         from: rt.resource.name,
         via: via.field,
+        through: via.through,
         table: target.resource.name,
         fields: target.ruleFields,
         item: { kind: "field", field: via.targetField, op: condition.op, value: condition.value },

@@ -58,13 +58,16 @@ type Forward<R extends AnyResource, All extends AnyResource> = {
  * square of the app's resources (issue 38).
  */
 type ReverseEntries<C extends AnyResource> = {
-  [K in keyof Shape<C> & string]: MarkOf<Shape<C>[K]> extends {
-    target: infer Target extends string;
-    reverse: infer Reverse;
-  }
+  [K in keyof Shape<C> & string]:
+    | ReverseEntry<C, MarkOf<Shape<C>[K]>>
+    | ReverseEntry<C, ListMark<Shape<C>[K]>>;
+}[keyof Shape<C> & string];
+
+type ReverseEntry<C extends AnyResource, Mark> = [Mark] extends [never]
+  ? never
+  : Mark extends { target: infer Target extends string; reverse: infer Reverse }
     ? { target: Target; relation: { [N in ReverseName<C, Reverse>]: Many<C> } }
     : never;
-}[keyof Shape<C> & string];
 
 /**
  * The name a reverse relation goes by: the one given, else the referencing resource's plural (also
@@ -101,9 +104,16 @@ type Lookup<M, K> = M extends { [P in K & string]: infer X } ? X : never;
 /** `tagIds` → `tags`; a name without the ending stays as it is. */
 type WithoutIds<K extends string> = K extends `${infer Base}Ids` ? (Base extends "" ? K : `${Base}s`) : K;
 
-/** What a list of ids (`referencesMany`) points at, or never. */
-type ListTarget<S> =
-  Unwrapped<S> extends ManyBrand<infer T> ? (unknown extends T ? never : NonNullable<T>) : never;
+/** The mark of a list of ids (`referencesMany`): what it points at and its reverse's name, or never. */
+type ListMark<S> =
+  Unwrapped<S> extends ManyBrand<infer M> ? (unknown extends M ? never : NonNullable<M>) : never;
+
+/** What a list of ids points at, or never. */
+type ListTarget<S> = [ListMark<S>] extends [never]
+  ? never
+  : ListMark<S> extends { target: infer T }
+    ? T
+    : never;
 
 /** A list of ids expands to the records it names: `tags: Tag[]`. */
 type Lists<R extends AnyResource, All extends AnyResource> = {
@@ -212,11 +222,16 @@ export type Expanded<R extends AnyResource, All extends AnyResource, E extends s
 
 type Prefixed<N extends string, Rec> = { [K in keyof Rec & string as `${N}.${K}`]: Rec[K] };
 
-/** The fields of the records `R` references, as relation filters name them: `author.name`. */
+/**
+ * The fields of the records `R` references, as relation filters name them: `author.name`, and
+ * through a list of ids `tags.name` (any of them).
+ */
 export type RelatedFields<R extends AnyResource, All extends AnyResource> = UnionToIntersection<
   {
-    [N in keyof Forward<R, All> & string]: Forward<R, All>[N] extends One<infer T extends AnyResource>
+    [N in keyof (Forward<R, All> & Lists<R, All>) & string]: (Forward<R, All> & Lists<R, All>)[N] extends
+      | One<infer T extends AnyResource>
+      | Many<infer T extends AnyResource>
       ? Prefixed<N, RecordOf<T>>
       : never;
-  }[keyof Forward<R, All> & string]
+  }[keyof (Forward<R, All> & Lists<R, All>) & string]
 >;

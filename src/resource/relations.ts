@@ -17,13 +17,18 @@ export interface ForwardRelation {
   onDelete: OnDelete;
 }
 
-/** `user ← post.authorId`: expands as `posts`, a few records per parent, in an order. */
+/**
+ * `user ← post.authorId`: expands as `posts`, a few records per parent, in an order. Also
+ * `tag ← post.tagIds` (a list of ids), `through` its junction table.
+ */
 export interface ReverseRelation {
   kind: "reverse";
   name: string;
-  /** The referencing resource, and its field holding the parent's id. */
+  /** The referencing resource, and its field holding the parent's id (or a list of them). */
   source: string;
   field: string;
+  /** For a list of ids: the junction table holding it (owner, target). */
+  through?: string;
   onDelete: OnDelete;
   limit: number;
   sortBy: string;
@@ -85,7 +90,9 @@ export function readRelations(resources: readonly AnyResource[]): RelationGraph 
     const taken = own.get(relation.name);
     const clash = taken
       ? `the relation from ${describe(resource, taken)}`
-      : byName.get(resource)!.fields.some((f) => f.name === relation.name && f.name !== fieldOf(relation))
+      : [...byName.get(resource)!.fields, ...byName.get(resource)!.many].some(
+            (f) => f.name === relation.name && f.name !== fieldOf(relation),
+          )
         ? `the field "${resource}.${relation.name}"`
         : undefined;
     if (clash)
@@ -125,7 +132,7 @@ export function readRelations(resources: readonly AnyResource[]): RelationGraph 
         },
         origin,
       );
-      const reverse = reverseOf(resource, field, spec.reverse, origin);
+      const reverse = reverseOf(resource, field.name, spec.reverse, origin, spec.onDelete);
       add(target.name, reverse, `The reverse of ${origin}`);
       dependents.get(target.name)!.push(reverse);
     }
@@ -150,6 +157,9 @@ export function readRelations(resources: readonly AnyResource[]): RelationGraph 
         { kind: "list", name: expansionName(field), field: field.name, target: field.many!.target },
         origin,
       );
+      // `expand=posts` on a tag; not a dependent: deleting a tag takes it out of the lists (unlist).
+      const reverse = reverseOf(resource, field.name, field.many!.reverse, origin, "cascade");
+      add(field.many!.target, { ...reverse, through: junction }, `The reverse of ${origin}`);
       const listing = listedBy.get(field.many!.target) ?? [];
       listing.push({ source: resource.name, field: field.name });
       listedBy.set(field.many!.target, listing);
@@ -165,9 +175,10 @@ export function readRelations(resources: readonly AnyResource[]): RelationGraph 
 
 function reverseOf(
   source: AnyResource,
-  field: Field,
+  field: string,
   options: NonNullable<Field["reference"]>["reverse"],
   origin: string,
+  onDelete: OnDelete,
 ): ReverseRelation {
   const limit = options.limit ?? DEFAULT_REVERSE_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_REVERSE_LIMIT)
@@ -182,8 +193,8 @@ function reverseOf(
     kind: "reverse",
     name: options.name ?? source.plural,
     source: source.name,
-    field: field.name,
-    onDelete: field.reference!.onDelete,
+    field,
+    onDelete,
     limit,
     sortBy,
     sortOrder: options.sortOrder ?? "desc",

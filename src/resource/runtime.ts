@@ -88,16 +88,25 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     r === resource ? ruleFields : filterFields({ ...r, filterable: undefined }),
   );
   const filterable = filterFields(resource);
-  // `filter[author.name]`: the filterable fields of every record a reference points at.
+  // `filter[author.name]`: the filterable fields of every record a reference points at; through a
+  // list of ids, `filter[tags.name]`: of any record it names.
   for (const relation of options.relations.expandable(resource.name).values()) {
-    if (relation.kind !== "forward" || !filterable.has(relation.field)) continue;
+    if ((relation.kind !== "forward" && relation.kind !== "list") || !filterable.has(relation.field))
+      continue;
+    const through = relation.kind === "list" ? filterable.get(relation.field)!.junction : undefined;
     const target = options.relations.resource(relation.target)!;
     for (const field of filterFields(target).values())
       filterable.set(`${relation.name}.${field.name}`, {
         name: `${relation.name}.${field.name}`,
         kind: field.kind,
         enumValues: field.enumValues,
-        via: { relation: relation.name, field: relation.field, target: target.name, targetField: field.name },
+        via: {
+          relation: relation.name,
+          field: relation.field,
+          target: target.name,
+          targetField: field.name,
+          ...(through && { through }),
+        },
       });
   }
   const listRules: ListRules = {

@@ -24,6 +24,8 @@ export interface ManySpec {
   requireRead: boolean;
   /** Ids the list may hold. */
   maxItems: number;
+  /** Its reverse relation on the target (`expand=posts` on a tag). */
+  reverse: ReferenceSpec["reverse"];
 }
 
 export interface FileRefSpec {

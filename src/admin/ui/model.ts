@@ -28,6 +28,8 @@ export interface ReverseRelation {
   name: string;
   resource: string;
   field: string;
+  /** The field is a list of ids (`referencesMany`): its records are those whose list holds this one. */
+  list?: boolean;
 }
 
 export interface ResourceModel {
@@ -77,7 +79,9 @@ export function readModel(document: Schema, names: { name: string; plural: strin
     const fields: FieldModel[] = [];
     const reverse: ReverseRelation[] = [];
     for (const [field, raw] of Object.entries(record.properties ?? {}) as [string, Schema][]) {
-      const pointing = raw["x-crudkit-reverse"] as { resource: string; field: string } | undefined;
+      const pointing = raw["x-crudkit-reverse"] as
+        | { resource: string; field: string; list?: boolean }
+        | undefined;
       if (pointing) reverse.push({ name: field, ...pointing });
       // Relations `expand` adds are not fields: a record (a $ref) or a list of them.
       const input = create.properties?.[field] ?? update.properties?.[field];

@@ -34,7 +34,8 @@ function RelatedList({ session, relation, id }: { session: Session; relation: Re
   const [page, setPage] = useState<Page>();
   useEffect(() => {
     let live = true;
-    const query = new URLSearchParams({ [`filter[${relation.field}]`]: id, limit: "10", count: "none" });
+    const filter = relation.list ? `filter[${relation.field}][has]` : `filter[${relation.field}]`;
+    const query = new URLSearchParams({ [filter]: id, limit: "10", count: "none" });
     if (cursor) query.set("cursor", cursor);
     request<Page>(session.credential, "GET", `${session.config.basePath}/${model.plural}?${query}`)
       .then((answer) => live && setPage(answer.body))
@@ -42,7 +43,7 @@ function RelatedList({ session, relation, id }: { session: Session; relation: Re
     return () => {
       live = false;
     };
-  }, [cursor, id, relation.field, model.plural, session]);
+  }, [cursor, id, relation.field, relation.list, model.plural, session]);
   const titleId = `related-${relation.name}`;
   return html`<section class="related" aria-labelledby=${titleId}>
     <h3 id=${titleId}>${t.related(relation.name)}</h3>
