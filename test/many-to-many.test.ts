@@ -12,6 +12,7 @@ import {
   crudkit,
   type DatabaseOptions,
   ownedBy,
+  references,
   referencesMany,
   withId,
 } from "crudkit-api";
@@ -69,6 +70,100 @@ describe("referencesMany at startup", () => {
       /not a resource of this app/,
     );
     expect(() => referencesMany(tag, { maxItems: 0 })).toThrow(/maxItems/);
+  });
+
+  it("a field named ck_… is refused (crudkit's statements name their own columns so)", () => {
+    expect(() => createResource({ name: "x", schema: withId({ ck_rank: z.string() }), access: {} })).toThrow(
+      /"ck_rank".*crudkit's own/,
+    );
+  });
+
+  it("a list's reverse takes its default name only while it is free; a name given must be free", () => {
+    const user = createResource({ name: "user", schema: withId({ name: z.string() }), access: {} });
+    const article = (reverse?: string) =>
+      createResource({
+        name: "article",
+        schema: withId({
+          authorId: references(user),
+          editorIds: referencesMany(user, reverse ? { reverse } : {}),
+          reviewerIds: referencesMany(user, { reverse: "reviewed" }),
+        }),
+        access: {},
+      });
+    const open = (resource: ReturnType<typeof article>) =>
+      crudkit({ database: { provider: "sqlite", url: ":memory:" }, resources: [user, resource] });
+    // `articles` is the reference's: the first list has no reverse, the second its own name.
+    expect(() => open(article())).not.toThrow();
+    expect(() => open(article("articles"))).toThrow(/expands as "articles" on "user"/);
+    expect(() => open(article("edited"))).not.toThrow();
+  });
+});
+
+describe("lists on big pages and under record-aware rules (SQLite)", () => {
+  const note = createResource({
+    name: "note",
+    schema: withId({ ownerId: z.string().max(255).optional(), tagIds: referencesMany("label") }),
+    access: {
+      read: true,
+      list: true,
+      create: true,
+      // The list is the owner's to read: on other rows it is not there at all.
+      fields: { tagIds: { read: ({ user }) => (user ? { ownerId: user.id } : false) } },
+    },
+  });
+  const label = createResource({
+    name: "label",
+    schema: withId({ name: z.string() }),
+    access: { read: true, list: true },
+  });
+  const comment = createResource({
+    name: "comment",
+    schema: withId({ noteId: references(note) }),
+    access: { read: true, list: true },
+  });
+  const app = crudkit({
+    database: { provider: "sqlite", url: ":memory:" },
+    autoMigrate: true,
+    resources: [label, note, comment],
+    plugins: [keys],
+    maxLimit: 1000,
+  });
+
+  it("a list read on some rows only is left out of rows and expansions it is not hers on", async () => {
+    await app.ready;
+    const red = await app.api.createLabel({ body: { name: "red" }, overrideAccess: true });
+    const bobs = await app.api.createNote({
+      body: { ownerId: "bob", tagIds: [red.id] },
+      overrideAccess: true,
+    });
+    const about = await app.api.createComment({ body: { noteId: bobs.id }, overrideAccess: true });
+    const read = await call(app, "GET", `/api/note/${bobs.id}`, { headers: ALICE });
+    expect(read.body).not.toHaveProperty("tagIds");
+    const expanded = await call(app, "GET", `/api/comment/${about.id}?expand=note`, { headers: ALICE });
+    expect(expanded.status).toBe(200);
+    expect(expanded.body.note).not.toHaveProperty("tagIds");
+    expect(expanded.text).not.toContain(red.id);
+  });
+
+  it("expand=notes on 600 labels reads them 500 at a time", async () => {
+    const at = new Date().toISOString();
+    const ids = Array.from({ length: 600 }, (_, i) => `big${i}`);
+    for (let i = 0; i < ids.length; i += 100)
+      await app.db
+        .insertInto("label")
+        .values(ids.slice(i, i + 100).map((id) => ({ id, name: id, createdAt: at, updatedAt: at })))
+        .execute();
+    const note = await app.api.createNote({
+      body: { ownerId: "alice", tagIds: ["big599", "big0"] },
+      overrideAccess: true,
+    });
+    const page = await app.api.listLabels({
+      query: { limit: 1000, expand: ["notes"] },
+      overrideAccess: true,
+    });
+    expect(page.items.length).toBeGreaterThan(600);
+    const named = page.items.filter((l) => l.notes.some((n) => n.id === note.id)).map((l) => l.id);
+    expect(named.sort()).toEqual(["big0", "big599"]);
   });
 });
 

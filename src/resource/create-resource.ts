@@ -119,6 +119,13 @@ export function createResource<
   // A list of ids (referencesMany) is no column: its junction table holds it (many-fields.ts).
   const fields = every.filter((f) => !f.many);
   const many = every.filter((f) => f.many);
+  // crudkit's statements name columns of their own `ck_…` beside the record's (a rank, a parent,
+  // a field rule's marker): a field of that name would be read in their place.
+  const reserved = every.find((f) => f.name.startsWith("ck_"));
+  if (reserved)
+    throw new ConfigError(
+      `Field "${reserved.name}" of "${config.name}": names starting with "ck_" are crudkit's own; rename it.`,
+    );
   const searchable = config.searchable ?? [];
   for (const name of searchable) {
     const field = fields.find((f) => f.name === name);

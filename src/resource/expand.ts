@@ -161,10 +161,33 @@ async function childrenOf(
   reader: Pick<Admission, "scope" | "hidden">,
 ): Promise<{ parent: unknown; record: Row }[]> {
   const reads = source.store.related;
-  if (relation.through)
-    return reads.byListers(ctx.db, relation.through, parents, relation, reader.scope, reader.hidden);
-  const rows = await reads.byParents(ctx.db, relation.field, parents, relation, reader.scope, reader.hidden);
-  return rows.map((record) => ({ parent: record[relation.field], record }));
+  const found: { parent: unknown; record: Row }[] = [];
+  // A page of lists may name more parents than a statement may bind: 500 at a time (each
+  // parent's records are ranked on their own, so the batches need no merging).
+  for (let i = 0; i < parents.length; i += 500) {
+    const batch = parents.slice(i, i + 500);
+    if (relation.through)
+      for (const listed of await reads.byListers(
+        ctx.db,
+        relation.through,
+        batch,
+        relation,
+        reader.scope,
+        reader.hidden,
+      ))
+        found.push(listed);
+    else
+      for (const record of await reads.byParents(
+        ctx.db,
+        relation.field,
+        batch,
+        relation,
+        reader.scope,
+        reader.hidden,
+      ))
+        found.push({ parent: record[relation.field], record });
+  }
+  return found;
 }
 
 function distinct(values: readonly unknown[]): string[] {

@@ -12,6 +12,7 @@ import type { DriverErrors } from "../core/driver-errors.ts";
 import { compileTemplate, type QueryTemplate, runTemplate, slot } from "../db/query-template.ts";
 import { indexName, type TableDefinition } from "../db/table-definition.ts";
 import type { Field } from "../schema/field-model.ts";
+import { hiddenSomewhere } from "./field-access.ts";
 import type { RecordStore } from "./record-store.ts";
 import { missingReferences } from "./reference-errors.ts";
 import type { AnyResource } from "./types.ts";
@@ -186,8 +187,11 @@ function listsReader(many: readonly Field[], tables: ReadonlyMap<string, string>
   };
   return async (db: Kysely<any>, records: Row[], hidden?: ReadonlySet<string>): Promise<void> => {
     if (records.length === 0) return;
+    // A list read on some rows only (a record-aware field rule) is left out of every row: it has
+    // no column to select through the rule, as the other fields are.
+    const unseen = hidden && hiddenSomewhere(hidden);
     for (const field of many) {
-      if (hidden?.has(field.name)) continue;
+      if (unseen?.has(field.name)) continue;
       const lists = new Map<string, string[]>();
       for (let i = 0; i < records.length; i += CHUNK) {
         const ids = records.slice(i, i + CHUNK).map((r) => String(r.id));

@@ -152,43 +152,71 @@ export function createRelatedReads(
         decodeVisible(row, visible, fromRow),
       );
     },
-    async byListers(db, junction, parentIds, order, scope, hidden) {
-      if (parentIds.length === 0) return [];
-      const rule = scope ? compileScope(scope) : undefined;
-      const visible = visibleColumns(columns, hidden, ["id"], compileGate);
-      const values: Row = Object.assign({}, rule?.values, visible.values);
-      const slots = idSlots(parentIds, values);
-      const key = `listers:${junction}:${parentIds.length}:${order.sortBy}:${order.sortOrder}:${order.limit}:${rule?.shape ?? ""}:${visible.key}`;
-      const template = cached(key, () => {
-        let records = builder
-          .selectFrom(table)
-          .selectAll()
-          .select(gateMarkers(visible) as any);
-        if (rule) records = records.where(rule.build());
-        const direction = sql.raw(order.sortOrder);
-        const rank = sql<number>`row_number() over (partition by ${sql.ref("ck_j.target")} order by ${sql.ref(`ck_r.${order.sortBy}`)} ${direction}, ${sql.ref("ck_r.id")} ${direction})`;
-        const inner = builder
-          .selectFrom(`${junction} as ck_j`)
-          .innerJoin(records.as("ck_r"), "ck_r.id", "ck_j.owner")
-          .selectAll("ck_r")
-          .select([sql.ref("ck_j.target").as("ck_parent"), rank.as("ck_rank")])
-          .where("ck_j.target", "in", slots);
+    byListers: listersRead(builder, table, columns, compileScope, compileGate, fromRow, cached, idSlots),
+  };
+}
+
+/** `byListers`: the records whose list (a junction table) names the parents, ranked per parent. */
+function listersRead(
+  builder: Kysely<any>,
+  table: string,
+  columns: readonly string[],
+  compileScope: (scope: Condition) => CompiledWhere,
+  compileGate: CompileGate,
+  fromRow: (row: Row) => Row,
+  cached: (key: string, make: () => QueryTemplate) => QueryTemplate,
+  idSlots: (ids: readonly string[], values: Row) => ReturnType<typeof slot>[],
+): RelatedReads["byListers"] {
+  return async (db, junction, parentIds, order, scope, hidden) => {
+    if (parentIds.length === 0) return [];
+    const rule = scope ? compileScope(scope) : undefined;
+    const visible = visibleColumns(columns, hidden, ["id"], compileGate);
+    const values: Row = Object.assign({}, rule?.values, visible.values);
+    const slots = idSlots(parentIds, values);
+    const key = `listers:${junction}:${parentIds.length}:${order.sortBy}:${order.sortOrder}:${order.limit}:${rule?.shape ?? ""}:${visible.key}`;
+    const template = cached(key, () => {
+      let records = builder
+        .selectFrom(table)
+        .selectAll()
+        .select(gateMarkers(visible) as any);
+      if (rule) records = records.where(rule.build());
+      const direction = sql.raw(order.sortOrder);
+      const listed = builder
+        .selectFrom(`${junction} as ck_j`)
+        .innerJoin(records.as("ck_r"), "ck_r.id", "ck_j.owner");
+      if (parentIds.length === 1)
+        // One parent: its first records in order, no window to rank them all by.
         return compileTemplate(
-          builder
-            .selectFrom(inner.as("ranked"))
+          listed
             .select([
-              ...(selectVisibleFrom("ranked", columns, visible) as any[]),
-              sql.ref("ranked.ck_parent").as("ck_parent"),
+              ...(selectVisibleFrom("ck_r", columns, visible) as any[]),
+              sql.ref("ck_j.target").as("ck_parent"),
             ])
-            .where("ranked.ck_rank", "<=", sql.lit(order.limit))
-            .orderBy("ranked.ck_rank"),
+            .where("ck_j.target", "=", slots[0]!)
+            .orderBy(sql`${sql.ref(`ck_r.${order.sortBy}`)} ${direction}`)
+            .orderBy(sql`${sql.ref("ck_r.id")} ${direction}`)
+            .limit(sql.lit(order.limit)),
         );
-      });
-      return (await runTemplate<Row>(db, template, values)).rows.map((row) => {
-        const parent = String(row.ck_parent);
-        delete row.ck_parent;
-        return { parent, record: decodeVisible(row, visible, fromRow) };
-      });
-    },
+      const rank = sql<number>`row_number() over (partition by ${sql.ref("ck_j.target")} order by ${sql.ref(`ck_r.${order.sortBy}`)} ${direction}, ${sql.ref("ck_r.id")} ${direction})`;
+      const inner = listed
+        .selectAll("ck_r")
+        .select([sql.ref("ck_j.target").as("ck_parent"), rank.as("ck_rank")])
+        .where("ck_j.target", "in", slots);
+      return compileTemplate(
+        builder
+          .selectFrom(inner.as("ranked"))
+          .select([
+            ...(selectVisibleFrom("ranked", columns, visible) as any[]),
+            sql.ref("ranked.ck_parent").as("ck_parent"),
+          ])
+          .where("ranked.ck_rank", "<=", sql.lit(order.limit))
+          .orderBy("ranked.ck_rank"),
+      );
+    });
+    return (await runTemplate<Row>(db, template, values)).rows.map((row) => {
+      const parent = String(row.ck_parent);
+      delete row.ck_parent;
+      return { parent, record: decodeVisible(row, visible, fromRow) };
+    });
   };
 }

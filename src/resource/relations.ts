@@ -158,8 +158,15 @@ export function readRelations(resources: readonly AnyResource[]): RelationGraph 
         origin,
       );
       // `expand=posts` on a tag; not a dependent: deleting a tag takes it out of the lists (unlist).
+      // Under its default name only while that name is free (a reference from the same resource
+      // has it, or a second list): a name given with `reverse` must be free.
       const reverse = reverseOf(resource, field.name, field.many!.reverse, origin, "cascade");
-      add(field.many!.target, { ...reverse, through: junction }, `The reverse of ${origin}`);
+      const target = byName.get(field.many!.target)!;
+      const taken =
+        expandable.get(target.name)!.has(reverse.name) ||
+        [...target.fields, ...target.many].some((f) => f.name === reverse.name);
+      if (field.many!.reverse.name !== undefined || !taken)
+        add(target.name, { ...reverse, through: junction }, `The reverse of ${origin}`);
       const listing = listedBy.get(field.many!.target) ?? [];
       listing.push({ source: resource.name, field: field.name });
       listedBy.set(field.many!.target, listing);
