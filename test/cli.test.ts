@@ -600,3 +600,52 @@ forEachDialect((dialect) => {
     await app.close();
   });
 });
+
+/** An author and a post with `extra` fields (a list of author ids, or none). */
+function writeListConfig(dir: string, database: { provider: string; url: string }, extra: string) {
+  writeFileSync(
+    join(dir, "crudkit.config.ts"),
+    `import { createResource, crudkit, referencesMany, withId } from "crudkit-api";
+import { z } from "zod";
+
+const author = createResource({ name: "author", schema: withId({ name: z.string() }) });
+const post = createResource({ name: "post", schema: withId({ title: z.string()${extra} }) });
+
+export default crudkit({ database: ${JSON.stringify(database)}, resources: [author, post] });
+`,
+  );
+}
+
+forEachDialect((dialect) => {
+  it("a list of ids: generate and migrate add its junction table; removing it is destructive", async () => {
+    const database = (await dialect.fresh()) as { provider: string; url: string };
+    const dir = project();
+    writeListConfig(dir, database, "");
+    expect(run(dir, "migrate", "--push").code).toBe(0);
+
+    writeListConfig(dir, database, `, authorIds: referencesMany("author", { maxItems: 5 })`);
+    const generated = run(dir, "generate", "--out", "list");
+    expect(generated.code, generated.stderr).toBe(0);
+    const [file] = readdirSync(join(dir, "list"));
+    const text = readFileSync(join(dir, "list", file!), "utf8");
+    expect(text).toMatch(/create table [`"]post_authorIds[`"]/);
+    expect(text).toMatch(/create unique index [`"]post_authorIds_owner_target_uniq[`"]/);
+    expect(text).toMatch(/create index [`"]post_authorIds_target_idx[`"]/);
+    expect(text).toMatch(/references [`"]author[`"] \([`"]id[`"]\) on delete cascade/);
+    const migrated = run(dir, "migrate", "--push");
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(run(dir, "migrate", "--push").stdout.trim()).toBe(
+      "nothing to migrate: the database matches the schema",
+    );
+    expect(Object.keys(await inspect(database))).toContain("post_authorIds");
+
+    writeListConfig(dir, database, "");
+    const refused = run(dir, "migrate", "--push");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("drop table post_authorIds");
+    expect(Object.keys(await inspect(database))).toContain("post_authorIds");
+    const dropped = run(dir, "migrate", "--push", "--allow-destructive");
+    expect(dropped.code, dropped.stderr).toBe(0);
+    expect(Object.keys(await inspect(database))).not.toContain("post_authorIds");
+  });
+});
