@@ -17,7 +17,7 @@ import {
   withId,
 } from "crudkit-api";
 import { createClient } from "crudkit-api/client";
-import { audit } from "crudkit-api/plugins";
+import { audit, webhooks } from "crudkit-api/plugins";
 import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -578,5 +578,51 @@ forEachDialect((dialect) => {
         await counted.close();
       }
     });
+  });
+
+  it("realtime events and webhook events carry the list like any other field", async () => {
+    const secret = `whsec_${Buffer.from("a webhook secret of 32 bytes!!!!").toString("base64")}`;
+    const events = crudkit({
+      database: await dialect.fresh(),
+      autoMigrate: true,
+      resources: [tag, post],
+      realtime: true,
+      log: () => {},
+      plugins: [
+        keys,
+        webhooks({
+          endpoints: [{ id: "sink", url: "http://127.0.0.1:9/hook", secret, events: ["post.*"] }],
+          allowPrivateNetworks: true,
+          deliver: false,
+        }),
+      ],
+    });
+    try {
+      await events.ready;
+      const seen: { type: string; tagIds: unknown }[] = [];
+      const stop = events.realtime!.subscribe("post", { headers: ALICE }, (event) =>
+        seen.push({ type: event.type, tagIds: event.record.tagIds }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const red = await events.api.createTag({ body: { name: "red" }, headers: ALICE });
+      const blue = await events.api.createTag({ body: { name: "blue" }, headers: ALICE });
+      const made = await events.api.createPost({ body: { title: "t", tagIds: [red.id] }, headers: ALICE });
+      await events.api.updatePost({
+        params: { id: made.id },
+        body: { tagIds: [blue.id, red.id] },
+        headers: ALICE,
+      });
+      for (let i = 0; i < 50 && seen.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      stop();
+      expect(seen).toEqual([
+        { type: "create", tagIds: [red.id] },
+        { type: "update", tagIds: [blue.id, red.id] },
+      ]);
+      const bodies = await events.db.selectFrom("webhook_events").select("body").orderBy("id").execute();
+      const records = bodies.map((row) => JSON.parse(String(row.body)).data.record);
+      expect(records.map((r: { tagIds: string[] }) => r.tagIds)).toEqual([[red.id], [blue.id, red.id]]);
+    } finally {
+      await events.close();
+    }
   });
 });
