@@ -75,6 +75,16 @@ export interface RelatedReads {
 
 const TEMPLATE_LIMIT = 256;
 
+/** What the reads of one table are made from. */
+interface TableReads {
+  builder: Kysely<any>;
+  table: string;
+  columns: readonly string[];
+  compileScope: (scope: Condition) => CompiledWhere;
+  compileGate: CompileGate;
+  fromRow: (row: Row) => Row;
+}
+
 export function createRelatedReads(
   builder: Kysely<any>,
   table: string,
@@ -152,18 +162,13 @@ export function createRelatedReads(
         decodeVisible(row, visible, fromRow),
       );
     },
-    byListers: listersRead(builder, table, columns, compileScope, compileGate, fromRow, cached, idSlots),
+    byListers: listersRead({ builder, table, columns, compileScope, compileGate, fromRow }, cached, idSlots),
   };
 }
 
 /** `byListers`: the records whose list (a junction table) names the parents, ranked per parent. */
 function listersRead(
-  builder: Kysely<any>,
-  table: string,
-  columns: readonly string[],
-  compileScope: (scope: Condition) => CompiledWhere,
-  compileGate: CompileGate,
-  fromRow: (row: Row) => Row,
+  { builder, table, columns, compileScope, compileGate, fromRow }: TableReads,
   cached: (key: string, make: () => QueryTemplate) => QueryTemplate,
   idSlots: (ids: readonly string[], values: Row) => ReturnType<typeof slot>[],
 ): RelatedReads["byListers"] {
