@@ -325,6 +325,19 @@ forEachDialect((dialect) => {
         body: { title: "bad", tagIds: [tags.red, tags.red] },
       });
       expect(repeated.body.details[0].path).toBe("tagIds");
+      // A list smuggled through __proto__ or constructor is refused and never stored.
+      const listing = () =>
+        app.db.selectFrom("post_tagIds").select("owner").where("target", "=", tags.bobs).execute();
+      const before = (await listing()).length;
+      for (const raw of [
+        `{"title":"proto","tagIds":[],"__proto__":{"tagIds":["${tags.bobs}"]}}`,
+        `{"title":"proto","constructor":{"prototype":{"tagIds":["${tags.bobs}"]}}}`,
+        `{"title":"proto","tagIds":{"__proto__":["${tags.bobs}"]}}`,
+      ]) {
+        const res = await call(app, "POST", "/api/post", { headers: ALICE, body: JSON.parse(raw) });
+        expect(res.status, raw).toBe(400);
+      }
+      expect((await listing()).length).toBe(before);
     });
 
     it("expand=tags gives the records in the list's order, those the caller may read only", async () => {
@@ -444,6 +457,19 @@ forEachDialect((dialect) => {
       const green = page.body.items.find((t: { id: string }) => t.id === tags.green);
       expect(green.posts).toHaveLength(10);
       expect(page.text).not.toContain(bobs.id);
+      // Hostile expansions: 400, naming nothing they should not.
+      for (const bad of [
+        "posts.%00",
+        "__proto__",
+        "posts.constructor",
+        "posts.tags.posts.tags",
+        "x".repeat(10_000),
+        "posts,posts,posts,posts,posts,posts,posts,posts,posts,posts,posts,posts,posts,posts,posts,posts,posts",
+      ]) {
+        const res = await call(app, "GET", `/api/tag/${tags.red}?expand=${bad}`, { headers: ALICE });
+        expect(res.status, bad.slice(0, 40)).toBe(400);
+        expectNoLeak(res.text);
+      }
       // Bob may not read alice's tag at all.
       const his = await call(app, "GET", `/api/tag/${tags.red}?expand=posts`, { headers: BOB });
       expect(his.status).toBe(404);
@@ -523,6 +549,10 @@ forEachDialect((dialect) => {
         "filter[tags.name][has]=x",
         "filter[tags.name][0][1][2]=x",
         "filter[tags.tags.name]=x",
+        "filter[tags.__proto__]=x",
+        "filter[__proto__.name]=x",
+        "filter[tags.constructor]=x",
+        "filter[tags.name][__proto__]=x",
       ]) {
         const res = await call(app, "GET", `/api/posts?${bad}`, { headers: ALICE });
         expect([200, 400], bad).toContain(res.status);

@@ -8,6 +8,7 @@ import { APIError } from "../core/errors.ts";
 import type { Admission } from "./admission.ts";
 import { hiddenSomewhere, withoutHidden } from "./field-access.ts";
 import { type Readers, readerOf } from "./related-access.ts";
+import { IDS_PER_STATEMENT } from "./related-reads.ts";
 import type { Relation, ReverseRelation } from "./relations.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
@@ -114,12 +115,16 @@ async function expandLevel(
         records.flatMap((r) => (Array.isArray(r[relation.field]) ? (r[relation.field] as unknown[]) : [])),
       );
       const reader = ids.length ? await readerOf(target, ctx, readers) : null;
-      // A page's lists may name more ids than a statement may bind: 500 at a time.
+      // A page's lists may name more ids than a statement may bind: a batch at a time.
       const found: Row[] = [];
-      for (let i = 0; reader && i < ids.length; i += 500)
-        found.push(
-          ...(await target.store.related.byIds(ctx.db, ids.slice(i, i + 500), reader.scope, reader.hidden)),
-        );
+      for (let i = 0; reader && i < ids.length; i += IDS_PER_STATEMENT)
+        for (const record of await target.store.related.byIds(
+          ctx.db,
+          ids.slice(i, i + IDS_PER_STATEMENT),
+          reader.scope,
+          reader.hidden,
+        ))
+          found.push(record);
       const visible = found.map((r) => withoutHidden(r, reader!.hidden));
       await expandLevel(target, ctx, visible, children, readers);
       const byId = new Map(visible.map((r) => [r.id, r]));
@@ -162,10 +167,10 @@ async function childrenOf(
 ): Promise<{ parent: unknown; record: Row }[]> {
   const reads = source.store.related;
   const found: { parent: unknown; record: Row }[] = [];
-  // A page of lists may name more parents than a statement may bind: 500 at a time (each
+  // A page of lists may name more parents than a statement may bind: a batch at a time (each
   // parent's records are ranked on their own, so the batches need no merging).
-  for (let i = 0; i < parents.length; i += 500) {
-    const batch = parents.slice(i, i + 500);
+  for (let i = 0; i < parents.length; i += IDS_PER_STATEMENT) {
+    const batch = parents.slice(i, i + IDS_PER_STATEMENT);
     if (relation.through)
       for (const listed of await reads.byListers(
         ctx.db,

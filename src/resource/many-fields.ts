@@ -15,12 +15,12 @@ import type { Field } from "../schema/field-model.ts";
 import { hiddenSomewhere } from "./field-access.ts";
 import type { RecordStore } from "./record-store.ts";
 import { missingReferences } from "./reference-errors.ts";
+import { IDS_PER_STATEMENT } from "./related-reads.ts";
 import type { AnyResource } from "./types.ts";
 
 type Row = Record<string, unknown>;
 
-/** Ids read per statement: within every engine's limit on bound values. */
-const CHUNK = 500;
+const CHUNK = IDS_PER_STATEMENT;
 
 /** `post_tagIds`: the junction table of a list field. */
 export function junctionName(resource: { name: string }, field: { name: string }): string {

@@ -75,6 +75,9 @@ export interface RelatedReads {
 
 const TEMPLATE_LIMIT = 256;
 
+/** Ids bound in one statement: well within every engine's limit on bound values. */
+export const IDS_PER_STATEMENT = 500;
+
 /** What the reads of one table are made from. */
 interface TableReads {
   builder: Kysely<any>;
@@ -220,6 +223,7 @@ function listersRead(
     });
     return (await runTemplate<Row>(db, template, values)).rows.map((row) => {
       const parent = String(row.ck_parent);
+      // Rows that read back as records are the records (record-codec.ts): take the marker out.
       delete row.ck_parent;
       return { parent, record: decodeVisible(row, visible, fromRow) };
     });
