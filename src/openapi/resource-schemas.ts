@@ -19,7 +19,7 @@ export function schemaName(resource: string, suffix = ""): string {
 
 /**
  * A field's schema with what a generic client needs to link it: `x-crudkit-references` names the
- * resource a reference points at, `x-crudkit-file` marks an uploaded file's id (the admin page
+ * resource a reference (or an array of ids) points at, `x-crudkit-file` marks an uploaded file's id (the admin page
  * builds its pickers and links from these).
  */
 function valueSchema(field: Field, io: Io): JsonSchema {
@@ -27,6 +27,8 @@ function valueSchema(field: Field, io: Io): JsonSchema {
   const schema = plainValueSchema(field, converted);
   if (typeof converted.description === "string") schema.description = converted.description;
   if (field.reference) return { ...schema, "x-crudkit-references": field.reference.target };
+  // A list of ids (`referencesMany`): the array names what its ids point at.
+  if (field.many) return { ...schema, "x-crudkit-references": field.many.target };
   if (field.file) return { ...schema, "x-crudkit-file": true };
   return schema;
 }

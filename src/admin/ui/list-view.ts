@@ -264,7 +264,7 @@ function Grid(props: {
               ${fields.map((f, i) =>
                 i === 0
                   ? html`<td><a href=${recordHref(resource, String(row.id))} aria-label=${t.open(String(row.id))}>${cellText(row[f.name])}</a></td>`
-                  : f.references && row[f.name]
+                  : f.references && typeof row[f.name] === "string"
                     ? html`<td><a href=${recordHref(f.references, String(row[f.name]))}>${cellText(row[f.name])}</a></td>`
                     : html`<td>${cellText(row[f.name])}</td>`,
               )}

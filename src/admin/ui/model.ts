@@ -19,6 +19,8 @@ export interface FieldModel {
   onUpdate: boolean;
   /** The resource a reference points at. */
   references?: string;
+  /** A list of ids of `references` (`referencesMany`), in order. */
+  list?: boolean;
   /** An uploaded file's id (`fileRef`). */
   file?: boolean;
 }
@@ -105,6 +107,7 @@ export function readModel(document: Schema, names: { name: string; plural: strin
         onCreate: create.properties?.[field] !== undefined,
         onUpdate: update.properties?.[field] !== undefined,
         references,
+        list: schema.type === "array" && typeof references === "string",
         file: file === true,
       });
     }

@@ -9,6 +9,7 @@ import { ApiError, request } from "./api.ts";
 import { ConflictView } from "./conflict-view.ts";
 import { FileField } from "./files.ts";
 import { History } from "./history.ts";
+import { ListPicker } from "./list-picker.ts";
 import { useLive } from "./live.ts";
 import type { Session, Verdict } from "./main.ts";
 import type { FieldModel } from "./model.ts";
@@ -389,6 +390,8 @@ function FieldInput(props: {
       }} />`;
   else if (field.file)
     input = html`<${FileField} session=${session} common=${common} value=${value} editable=${editable} onChange=${onChange} />`;
+  else if (field.list)
+    input = html`<${ListPicker} session=${session} field=${field} common=${common} value=${value} editable=${editable} onChange=${onChange} />`;
   else if (field.references && editable)
     input = html`<${ReferencePicker} session=${session} target=${field.references} common=${common} value=${value} onChange=${onChange} />`;
   else if (field.type === "json")

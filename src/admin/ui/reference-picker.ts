@@ -18,14 +18,31 @@ export function titleField(model: ResourceModel | undefined): string | undefined
   return (text.find((f) => ["name", "title", "label"].includes(f.name)) ?? text[0])?.name;
 }
 
+/** A page of `model`'s list, as the signed-in user may list it. */
+export async function listRows(
+  session: Session,
+  model: ResourceModel,
+  query: URLSearchParams,
+): Promise<Row[]> {
+  const path = `${session.config.basePath}/${model.plural}?${query}`;
+  return (await request<{ items: Row[] }>(session.credential, "GET", path)).body.items;
+}
+
+/** How a record is named in a picker: `Red (t-1)`, or its id. */
+export function recordLabel(row: Row, title: string | undefined): string {
+  return title && row[title] ? `${String(row[title])} (${String(row.id)})` : String(row.id);
+}
+
 export function ReferencePicker(props: {
   session: Session;
   target: string;
   common: Record<string, unknown>;
   value: unknown;
   onChange: (value: unknown) => void;
+  /** Adds each record chosen to a list (`onChange` gets its id, `label` its name) and starts over. */
+  adding?: (id: string, label: string) => void;
 }) {
-  const { session, target, common, value, onChange } = props;
+  const { session, target, common, value, onChange, adding } = props;
   const model = session.model.resources.get(target);
   const title = titleField(model);
   const [text, setText] = useState(typeof value === "string" ? value : "");
@@ -43,14 +60,10 @@ export function ReferencePicker(props: {
       else query.set("filter[id][startsWith]", text);
     }
     const timer = setTimeout(() => {
-      request<{ items: Row[] }>(
-        session.credential,
-        "GET",
-        `${session.config.basePath}/${model.plural}?${query}`,
-      )
-        .then((answer) => {
+      listRows(session, model, query)
+        .then((items) => {
           if (!live) return;
-          setOptions(answer.body.items);
+          setOptions(items);
           setActive(0);
         })
         .catch(() => live && setOptions([]));
@@ -61,13 +74,17 @@ export function ReferencePicker(props: {
     };
   }, [text, open, model, session]);
 
+  const label = (row: Row) => recordLabel(row, title);
   const choose = (row: Row) => {
-    setText(String(row.id));
     setOpen(false);
+    if (adding) {
+      setText("");
+      adding(String(row.id), label(row));
+      return;
+    }
+    setText(String(row.id));
     onChange(String(row.id));
   };
-  const label = (row: Row) =>
-    title && row[title] ? `${String(row[title])} (${String(row.id)})` : String(row.id);
   const keys = (event: KeyboardEvent) => {
     if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       event.preventDefault();
