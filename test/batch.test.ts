@@ -14,7 +14,7 @@ import {
   withId,
 } from "crudkit-api";
 import { createClient } from "crudkit-api/client";
-import { audit, idempotency } from "crudkit-api/plugins";
+import { audit, idempotency, webhooks } from "crudkit-api/plugins";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
@@ -46,6 +46,7 @@ const ALICE = { "x-api-key": "alice-key" };
 const BOB = { "x-api-key": "bob-key" };
 
 /** After-commit work, counted: it must run once per write, after the batch commits, never after a rollback. */
+const SECRET = `whsec_${Buffer.from("a webhook secret of 32 bytes!!!!").toString("base64")}`;
 const committed: string[] = [];
 const commits = {
   id: "commits",
@@ -75,7 +76,20 @@ const makeApp = (database: DatabaseOptions) =>
     resources: [order, line],
     bodyLimit: 64 * 1024,
     batch: { maxRequests: 5 },
-    plugins: [keys, audit(), idempotency(), commits],
+    realtime: true,
+    log: () => {},
+    plugins: [
+      keys,
+      audit(),
+      idempotency(),
+      commits,
+      // The outbox writes its events in the write's transaction; nothing is sent here.
+      webhooks({
+        endpoints: [{ id: "sink", url: "http://127.0.0.1:9/hook", secret: SECRET, events: ["*"] }],
+        allowPrivateNetworks: true,
+        deliver: false,
+      }),
+    ],
   });
 
 forEachDialect((dialect) => {
@@ -128,11 +142,19 @@ forEachDialect((dialect) => {
       expect(entries.map((e) => e.operation).sort()).toEqual(["create", "update"]);
     });
 
-    it("the first failure undoes everything: its status, and details { index, error }; no row, audit entry or commit work", async () => {
+    it("the first failure undoes everything: its status, and details { index, error }; no row, audit entry, outbox row, realtime event or commit work", async () => {
+      const heard: string[] = [];
+      const stops = ["order", "line"].map((resource) =>
+        app.realtime!.subscribe(resource as "order", { headers: ALICE }, (event) =>
+          heard.push(`${resource} ${event.type}`),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
       const before = {
         orders: await rows("order"),
         lines: await rows("line"),
         audit: await rows("audit_logs"),
+        outbox: await rows("webhook_events"),
       };
       const alone = await call(app, "PATCH", `/api/order/${bobsOrder}`, {
         headers: ALICE,
@@ -152,8 +174,16 @@ forEachDialect((dialect) => {
         orders: await rows("order"),
         lines: await rows("line"),
         audit: await rows("audit_logs"),
+        outbox: await rows("webhook_events"),
       }).toEqual(before);
       expect(committed).toEqual([]);
+      // A committed write is heard (the subscriptions work); the rolled-back ones never were.
+      await call(app, "POST", "/api/order", { headers: ALICE, body: { label: "heard" } });
+      for (let i = 0; i < 40 && heard.length === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      for (const stop of stops) stop();
+      expect(heard).toEqual(["order create"]);
+      expect(await rows("webhook_events")).toBe(before.outbox + 1);
       expect((await call(app, "GET", `/api/order/${bobsOrder}`, { headers: BOB })).body.total).toBe(0);
     });
 
