@@ -5,7 +5,7 @@
 // waits for the batch's. The first request that fails undoes them all, and the answer is its own,
 // naming its place. Everything is checked before anything runs.
 
-import { contextWith } from "../core/context.ts";
+import type { Kysely } from "kysely";
 import type { DriverErrors } from "../core/driver-errors.ts";
 import type { Endpoint, EndpointContext } from "../core/endpoint.ts";
 import { APIError, type ErrorBody, type ErrorDetail, toAPIError } from "../core/errors.ts";
@@ -13,6 +13,7 @@ import { Versioned } from "../core/etag.ts";
 import { RequestCache } from "../core/request-cache.ts";
 import type { RouteMatch } from "../core/router.ts";
 import { serverApiOn } from "../core/server-api.ts";
+import { CoalescedInsertFailed, coalesceInserts, flushInserts } from "../db/coalesced-inserts.ts";
 import { runWrite } from "../resource/write-pipeline.ts";
 
 export interface BatchOptions {
@@ -82,20 +83,53 @@ export function batchEndpoint(
       const shared = new Headers(ctx.headers);
       for (const name of BATCH_ONLY) shared.delete(name);
       const results = await runWrite(ctx.db, true, async (write) => {
+        // Consecutive creates of one resource may go as one INSERT (coalesced-inserts.ts); a
+        // different endpoint's step first sends them, so it starts where they are stored.
+        const coalescing = await coalesceInserts(ctx.db, write.db);
+        const api = serverApiOn(ctx.api, write.db);
         const done: BatchResult["results"] = [];
         for (const [index, step] of planned.entries()) {
           try {
-            const result = await step.endpoint.handler(stepContext(ctx, step, write.db, shared));
+            if (coalescing) {
+              if (index > 0 && step.endpoint !== planned[index - 1]!.endpoint) await flushInserts(write.db);
+              coalescing.step = index;
+            }
+            const result = await step.endpoint.handler(stepContext(ctx, step, write.db, shared, api));
             done.push(await answerOf(step.endpoint, result));
           } catch (error) {
-            throw new BatchFailure(index, toAPIError(error, app.log, app.driverErrors));
+            throw await failureOf(index, error, coalescing && write.db, app);
           }
         }
+        if (coalescing)
+          await flushInserts(write.db).catch(async (error) => {
+            throw await failureOf(planned.length - 1, error, write.db, app);
+          });
         return done;
       });
       return { results };
     },
   };
+}
+
+/**
+ * The failure to answer for, as the first request that failed. With coalesced inserts, an earlier
+ * request's row that the database refused when it was sent is that one (whatever the later
+ * request then did), so what is held is sent before blaming `index`.
+ */
+async function failureOf(
+  index: number,
+  error: unknown,
+  coalesced: Kysely<any> | undefined,
+  app: { log: (message: string, error: unknown) => void; driverErrors: DriverErrors },
+): Promise<BatchFailure> {
+  let failed = error;
+  if (coalesced && !(failed instanceof CoalescedInsertFailed))
+    await flushInserts(coalesced).catch((error: unknown) => {
+      if (error instanceof CoalescedInsertFailed) failed = error;
+    });
+  if (failed instanceof CoalescedInsertFailed)
+    return new BatchFailure(failed.step, toAPIError(await failed.explain(), app.log, app.driverErrors));
+  return new BatchFailure(index, toAPIError(failed, app.log, app.driverErrors));
 }
 
 /** The request of a batch with its index: answered with its own status and code, and undone with the rest. */
@@ -210,29 +244,34 @@ function stepContext(
   step: Planned,
   db: EndpointContext["db"],
   shared: Headers,
+  api: EndpointContext["api"],
 ): EndpointContext {
   let headers = shared;
   if (Object.keys(step.headers).length > 0) {
     headers = new Headers(shared);
     for (const [name, value] of Object.entries(step.headers)) headers.set(name, value);
   }
-  const cache = new RequestCache();
-  return contextWith(ctx, {
+  // Written out, not contextWith's spread over getters: a step of a 50-create batch costs a few
+  // µs less, measured on PostgreSQL where a coalesced create costs about 40 µs in all.
+  return {
     params: step.params,
     query: step.query,
     headers,
     request: undefined,
+    source: ctx.source,
+    overrideAccess: ctx.overrideAccess,
+    ip: ctx.ip,
     db,
+    where: ctx.where,
     // Hooks' ctx.api writes on the batch's transaction too.
-    api: serverApiOn(ctx.api, db),
+    api,
     // An upsert or onConflict create tries one way, then the other after a conflict: the
     // savepoint is what lets its transaction go on after the failed statement.
     batchStep: step.operation !== "upsert" && step.query.onConflict === undefined,
     readBody: async () => step.body,
-    get cache() {
-      return cache;
-    },
-  });
+    getUser: () => ctx.getUser(),
+    cache: new RequestCache(),
+  };
 }
 
 /** What the request alone would have answered: its status and its body. */

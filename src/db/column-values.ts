@@ -13,6 +13,11 @@ const READ_DEPTH_LIMIT = 1000;
 
 export function dateToColumn(value: string | Date, profile: DialectProfile): string | Date {
   if (profile.datesAsText) return value instanceof Date ? value.toISOString() : value;
+  if (profile.datesBoundAsText) {
+    const date = value instanceof Date ? value : new Date(value);
+    // Not a date: bound as it came, for the server to refuse as it refused the Date before.
+    return Number.isNaN(date.getTime()) ? String(value) : date.toISOString();
+  }
   return value instanceof Date ? value : new Date(value);
 }
 

@@ -2,6 +2,7 @@
 
 import { type Dialect, Kysely, MysqlAdapter, PostgresAdapter, SqliteAdapter } from "kysely";
 import { ConfigError } from "../core/errors.ts";
+import { coalescingDialect, registerCoalescing } from "./coalesced-inserts.ts";
 import { type DialectName, type DialectProfile, dialectProfile } from "./dialect.ts";
 import { observeDirectPath } from "./direct-path.ts";
 import { openMysql } from "./engines/mysql/driver.ts";
@@ -68,9 +69,15 @@ export function openDatabase(
   if (typeof url !== "string" || url === "") {
     throw new ConfigError(`database.url must be a string such as "${EXAMPLE_URLS[provider]}".`);
   }
+  // Round trips cost there: a batch's inserts may go as one statement (coalesced-inserts.ts).
+  const coalesced = (dialect: Dialect) => coalescingDialect(wrap(dialect));
   if (provider === "postgres")
-    return described(observed(openPostgres(url, log, statementTimeout, wrap)), "postgres");
-  if (provider === "mysql") return described(observed(openMysql(url, log, statementTimeout, wrap)), "mysql");
+    return described(
+      registerCoalescing(observed(openPostgres(url, log, statementTimeout, coalesced))),
+      "postgres",
+    );
+  if (provider === "mysql")
+    return described(registerCoalescing(observed(openMysql(url, log, statementTimeout, coalesced))), "mysql");
   const readers = (options as { readers?: unknown }).readers ?? 2;
   if (typeof readers !== "number" || !Number.isInteger(readers) || readers < 0 || readers > 64)
     throw new ConfigError(`database.readers must be a whole number from 0 to 64, got ${String(readers)}.`);

@@ -63,6 +63,11 @@ export interface DialectProfile {
   readonly booleansAsIntegers: boolean;
   /** Dates are stored as ISO 8601 text, which sorts as time (SQLite); elsewhere as timestamps. */
   readonly datesAsText: boolean;
+  /**
+   * A timestamp is bound as ISO 8601 text, which the server parses (PostgreSQL), not as a Date the
+   * driver formats: pg formats a Date in local time by hand, about 1 µs a value.
+   */
+  readonly datesBoundAsText: boolean;
   /** Text columns and bound parameters come back as they went in, no conversion needed. */
   readonly readsAsWritten: boolean;
   /**

@@ -2,6 +2,7 @@
 // request only fills in its parameters. This keeps builder and compiler work off the hot path.
 
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
+import { type Deferrable, holdInsert } from "./coalesced-inserts.ts";
 import { directPath } from "./direct-path.ts";
 
 /** A placeholder compiled into a query's parameters, filled in at execution. */
@@ -51,6 +52,25 @@ export async function firstRow<Row = Record<string, unknown>>(
   const direct = directPath(db);
   if (direct) return (await direct.first(template.compiled.sql, parameters)) as Row | undefined;
   return (await execute<Row>(db, template, parameters)).rows[0];
+}
+
+/**
+ * Runs an INSERT template that a batch's transaction may hold back and send with the rows after
+ * it as one statement (coalesced-inserts.ts). Anywhere else it runs as `runTemplate` would.
+ */
+export async function runDeferrable(
+  db: Kysely<any>,
+  template: QueryTemplate,
+  values: Readonly<Record<string, unknown>>,
+  deferrable: Deferrable,
+): Promise<void> {
+  const parameters = parametersOf(template, values);
+  const direct = directPath(db);
+  if (direct) {
+    await direct.run(template.compiled.sql, parameters);
+    return;
+  }
+  if (!holdInsert(db, template.compiled, parameters, deferrable)) await execute(db, template, parameters);
 }
 
 function parametersOf(template: QueryTemplate, values: Readonly<Record<string, unknown>>): unknown[] {

@@ -4,14 +4,14 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/database.ts";
 import type { DialectProfile } from "../db/dialect.ts";
-import { firstRow, runTemplate } from "../db/query-template.ts";
+import { firstRow, runDeferrable, runTemplate } from "../db/query-template.ts";
 import { createRecordCodec } from "../db/record-codec.ts";
 import type { ListQuery, PageEdges } from "../query/list-query.ts";
 import type { Condition, FilterField } from "../query/where.ts";
 import { type CompiledWhere, compileWhere } from "../query/where-sql.ts";
 import { pagedList } from "./list-page.ts";
 import { listTemplateCache } from "./list-templates.ts";
-import { recordTemplates } from "./record-templates.ts";
+import { manyRowInsert, recordTemplates } from "./record-templates.ts";
 import { referenceErrors } from "./reference-errors.ts";
 import { createRelatedReads, type RelatedReads } from "./related-reads.ts";
 import type { AnyResource } from "./types.ts";
@@ -94,6 +94,7 @@ export function createRecordStore(
 
   const { insert, findById, findLocked, findVisible, deleteById, scopedTemplates, updateTemplate } =
     recordTemplates(builder, table, columns, profile, returning);
+  const insertShape = manyRowInsert(builder, table, columns);
   const { compileScope, compileRecordScope, compileGate } = scopeCompilers(fields, profile, table);
   const compilers = { compileScope, compileGate };
   const listTemplates = listTemplateCache(builder, table, profile, defaultSort, nullableFields);
@@ -130,7 +131,14 @@ export function createRecordStore(
     async insert(db, record) {
       const row = codec.toRow(record);
       try {
-        await runTemplate(db, insert, row);
+        // In a transaction, a batch's may send it later with the next rows (coalesced-inserts.ts),
+        // and explain a failure as this catch does.
+        if (db.isTransaction)
+          await runDeferrable(db, insert, row, {
+            shape: insertShape,
+            explain: (error) => missingReference(conflictOf(error), db, row),
+          });
+        else await runTemplate(db, insert, row);
         return codec.fromRow(row);
       } catch (error) {
         throw await missingReference(conflictOf(error), db, row);

@@ -2,6 +2,7 @@
 // each also within a row rule (compiled once per shape of rule), and an update per set of columns.
 
 import { type Kysely, type SqlBool, sql } from "kysely";
+import type { InsertShape } from "../db/coalesced-inserts.ts";
 import type { DialectProfile } from "../db/dialect.ts";
 import { compileTemplate, type QueryTemplate, slot } from "../db/query-template.ts";
 import type { CompiledWhere } from "../query/where-sql.ts";
@@ -15,6 +16,30 @@ export interface ScopedTemplates {
   lock: QueryTemplate;
   hold: QueryTemplate;
   delete: QueryTemplate;
+}
+
+/**
+ * The table's INSERT for any number of rows, compiled once per count: what a batch sends for the
+ * creates it coalesced (coalesced-inserts.ts). Each row binds its columns in the one-row order.
+ */
+export function manyRowInsert(builder: Kysely<any>, table: string, columns: readonly string[]): InsertShape {
+  const statements = new Map<number, string>();
+  return {
+    width: columns.length,
+    many(rows) {
+      let text = statements.get(rows);
+      if (text === undefined) {
+        const row = () => Object.fromEntries(columns.map((c) => [c, null]));
+        const compiled = builder
+          .insertInto(table)
+          .values(Array.from({ length: rows }, row))
+          .compile();
+        text = compiled.sql;
+        if (statements.size < TEMPLATE_CACHE_LIMIT) statements.set(rows, text);
+      }
+      return text;
+    },
+  };
 }
 
 export function recordTemplates(

@@ -34,6 +34,7 @@ export const mysqlProfile: DialectProfile = {
   boundedIndexedText: true,
   booleansAsIntegers: false,
   datesAsText: false,
+  datesBoundAsText: false,
   readsAsWritten: false,
   textEqualityIgnoresCase: true,
   searchIndex: "none",

@@ -37,6 +37,7 @@ export const postgresProfile: DialectProfile = {
   boundedIndexedText: false,
   booleansAsIntegers: false,
   datesAsText: false,
+  datesBoundAsText: true,
   readsAsWritten: false,
   textEqualityIgnoresCase: false,
   searchIndex: "pg_trgm",

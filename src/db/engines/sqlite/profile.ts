@@ -35,6 +35,7 @@ export const sqliteProfile: DialectProfile = {
   boundedIndexedText: false,
   booleansAsIntegers: true,
   datesAsText: true,
+  datesBoundAsText: false,
   readsAsWritten: true,
   textEqualityIgnoresCase: false,
   searchIndex: "fts5 trigram",
