@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Real services for the test suites, on free loopback ports: PostgreSQL 15, MariaDB and Redis.
+# Real services for the test suites, on free loopback ports: PostgreSQL 15 (and PgBouncer in front
+# of it, in transaction mode), MariaDB and Redis.
 #   source scripts/services.sh && services_start   # exports the CRUDKIT_TEST_* URLs below
 #   services_stop                                  # stops only what services_start started
-# Installs the Debian packages it needs (mariadb-server, redis-server) when they are missing.
+# Installs the Debian packages it needs (mariadb-server, redis-server, pgbouncer) when they are missing.
 #   CRUDKIT_TEST_POSTGRES_URL  postgres://postgres@127.0.0.1:PORT/crudkit
+#   CRUDKIT_TEST_PGBOUNCER_URL postgres://postgres@127.0.0.1:PORT/crudkit (any database name reaches
+#                              the server's database of that name)
 #   CRUDKIT_TEST_MYSQL_URL     mysql://crudkit:crudkit@127.0.0.1:PORT/crudkit
 #   CRUDKIT_TEST_REDIS_URL     redis://127.0.0.1:PORT
 
@@ -19,6 +22,7 @@ services_install() {
   [ -x "$PG_BIN/postgres" ] || missing+=(postgresql-15)
   command -v mariadbd >/dev/null 2>&1 || missing+=(mariadb-server)
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "services: installing ${missing[*]}"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -41,6 +45,31 @@ services_start() {
   export CRUDKIT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$pg_port/crudkit"
   export CRUDKIT_TEST_PG_DATA="$pg_data" CRUDKIT_TEST_PG_BIN="$PG_BIN" CRUDKIT_TEST_PG_PORT="$pg_port"
 
+  # PgBouncer in transaction mode, as managed PostgreSQL puts it in front. It refuses to run as root.
+  local bouncer_port bouncer_dir="$SERVICES_DIR/pgbouncer"
+  bouncer_port=$(free_port)
+  mkdir -p "$bouncer_dir" && chown postgres:postgres "$bouncer_dir"
+  echo '"postgres" ""' >"$bouncer_dir/users.txt"
+  cat >"$bouncer_dir/pgbouncer.ini" <<INI
+[databases]
+* = host=127.0.0.1 port=$pg_port user=postgres
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $bouncer_port
+unix_socket_dir =
+auth_type = trust
+auth_file = $bouncer_dir/users.txt
+pool_mode = transaction
+max_client_conn = 900
+default_pool_size = 20
+max_db_connections = 40
+logfile = $bouncer_dir/log
+pidfile = $bouncer_dir/pid
+INI
+  chown postgres:postgres "$bouncer_dir"/*
+  runuser -u postgres -- /usr/sbin/pgbouncer -d "$bouncer_dir/pgbouncer.ini" >/dev/null || return 1
+  export CRUDKIT_TEST_PGBOUNCER_URL="postgres://postgres@127.0.0.1:$bouncer_port/crudkit"
+
   # MariaDB: root uses socket auth, so tests get a TCP user of their own.
   local my_port my_data="$SERVICES_DIR/mariadb"
   my_port=$(free_port)
@@ -59,11 +88,12 @@ services_start() {
   redis_port=$(free_port)
   redis-server --port "$redis_port" --bind 127.0.0.1 --daemonize yes --pidfile "$SERVICES_DIR/redis.pid" --save '' --appendonly no >/dev/null || return 1
   export CRUDKIT_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
-  echo "services: postgres :$pg_port, mariadb :$my_port, redis :$redis_port"
+  echo "services: postgres :$pg_port, pgbouncer :$bouncer_port, mariadb :$my_port, redis :$redis_port"
 }
 
 services_stop() {
   [ -n "$SERVICES_DIR" ] || return 0
+  [ -f "$SERVICES_DIR/pgbouncer/pid" ] && kill "$(cat "$SERVICES_DIR/pgbouncer/pid")" 2>/dev/null
   [ -d "$SERVICES_DIR/pg" ] && runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$SERVICES_DIR/pg" -m fast -w stop >/dev/null 2>&1
   [ -f "${MARIADB_PID_FILE:-}" ] && kill "$(cat "$MARIADB_PID_FILE")" 2>/dev/null
   [ -f "$SERVICES_DIR/redis.pid" ] && kill "$(cat "$SERVICES_DIR/redis.pid")" 2>/dev/null

@@ -721,7 +721,9 @@ async function limitedRole(dialect: TestDialect, options: { revoke?: string; dro
   await raw.run(`grant usage on schema public to ${role}`);
   await raw.run(`grant select, insert, update, delete on all tables in schema public to ${role}`);
   if (options.revoke) await raw.run(`${options.revoke} from ${role}`);
-  const url = new URL(database.url);
+  // The role's rights are PostgreSQL's: straight to the server (PgBouncer's entry connects every
+  // client as postgres).
+  const url = new URL((database as { directUrl?: string }).directUrl ?? database.url);
   url.username = role;
   url.password = "writer";
   return {

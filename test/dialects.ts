@@ -12,6 +12,8 @@ export type DialectName = "sqlite" | "postgres" | "mysql";
 
 export interface TestDialect {
   name: DialectName;
+  /** How its suites are named, when not by `name` alone. */
+  label?: string;
   /** Why the dialect cannot run here, or undefined when it can. */
   missing: string | undefined;
   /** A new, empty database. */
@@ -32,21 +34,25 @@ export const DIALECTS: TestDialect[] = [
     missing: process.env.CRUDKIT_TEST_POSTGRES_URL
       ? undefined
       : "CRUDKIT_TEST_POSTGRES_URL is not set (source scripts/services.sh)",
+    fresh: () => freshPostgres(),
+  },
+  {
+    // The same server through PgBouncer in transaction mode (issue 37): every suite on it too,
+    // with the direct URL for what needs a session.
+    name: "postgres",
+    label: "postgres via PgBouncer",
+    missing:
+      process.env.CRUDKIT_TEST_PGBOUNCER_URL && process.env.CRUDKIT_TEST_POSTGRES_URL
+        ? undefined
+        : "CRUDKIT_TEST_PGBOUNCER_URL is not set (source scripts/services.sh)",
     async fresh() {
-      const admin = process.env.CRUDKIT_TEST_POSTGRES_URL!;
-      const name = freshName();
-      const { default: pg } = await import("pg");
-      const client = new pg.Client(admin);
-      await client.connect();
-      await client.query(`create database ${name}`);
-      await client.end();
-      created.push(async () => {
-        const dropper = new pg.Client(admin);
-        await dropper.connect();
-        await dropper.query(`drop database if exists ${name} with (force)`);
-        await dropper.end();
-      });
-      return { provider: "postgres", url: withDatabase(admin, name) };
+      const direct = await freshPostgres();
+      const database = new URL(direct.url).pathname.slice(1);
+      return {
+        provider: "postgres",
+        url: withDatabase(process.env.CRUDKIT_TEST_PGBOUNCER_URL!, database),
+        directUrl: direct.url,
+      };
     },
   },
   {
@@ -70,6 +76,24 @@ export const DIALECTS: TestDialect[] = [
     },
   },
 ];
+
+/** A new, empty database on the PostgreSQL server, dropped after the file's suites. */
+async function freshPostgres(): Promise<{ provider: "postgres"; url: string }> {
+  const admin = process.env.CRUDKIT_TEST_POSTGRES_URL!;
+  const name = freshName();
+  const { default: pg } = await import("pg");
+  const client = new pg.Client(admin);
+  await client.connect();
+  await client.query(`create database ${name}`);
+  await client.end();
+  created.push(async () => {
+    const dropper = new pg.Client(admin);
+    await dropper.connect();
+    await dropper.query(`drop database if exists ${name} with (force)`);
+    await dropper.end();
+  });
+  return { provider: "postgres", url: withDatabase(admin, name) };
+}
 
 /** A Kysely instance that records every statement it runs, on a fresh database of the dialect. */
 export async function countingKysely(
@@ -111,15 +135,15 @@ export function forEachDialect(body: (dialect: TestDialect) => void, only?: read
   for (const dialect of DIALECTS) {
     if (only && !only.includes(dialect.name)) continue;
     if (!dialect.missing) {
-      describe(dialect.name, () => body(dialect));
+      describe(dialect.label ?? dialect.name, () => body(dialect));
     } else if (process.env.CI) {
-      describe(dialect.name, () => {
+      describe(dialect.label ?? dialect.name, () => {
         it("has its database (under CI a missing database is a failure)", () => {
           throw new Error(dialect.missing);
         });
       });
     } else {
-      describe.skip(`${dialect.name} (skipped: ${dialect.missing})`, () => body(dialect));
+      describe.skip(`${dialect.label ?? dialect.name} (skipped: ${dialect.missing})`, () => body(dialect));
     }
   }
 }

@@ -11,7 +11,11 @@ import { tempDatabaseUrl } from "./helpers.ts";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
-function runWithout(provider: string, url: string): { created?: string; error?: string; logged: string[] } {
+function runWithout(
+  provider: string,
+  url: string,
+  directUrl = "",
+): { created?: string; error?: string; logged: string[] } {
   const out = execFileSync(
     process.execPath,
     [
@@ -22,6 +26,7 @@ function runWithout(provider: string, url: string): { created?: string; error?: 
       here("./child/driverless-app.ts"),
       provider,
       url,
+      directUrl,
     ],
     { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 30_000 },
   );
@@ -30,10 +35,10 @@ function runWithout(provider: string, url: string): { created?: string; error?: 
 
 for (const dialect of DIALECTS.filter((d) => d.name !== "sqlite")) {
   (dialect.missing && !process.env.CI ? it.skip : it)(
-    `${dialect.name}: starts and serves without better-sqlite3`,
+    `${dialect.label ?? dialect.name}: starts and serves without better-sqlite3`,
     async () => {
-      const { url } = await dialect.fresh();
-      expect(runWithout(dialect.name, url)).toEqual({ created: "driverless", logged: [] });
+      const { url, directUrl } = (await dialect.fresh()) as { url: string; directUrl?: string };
+      expect(runWithout(dialect.name, url, directUrl)).toEqual({ created: "driverless", logged: [] });
     },
     40_000,
   );

@@ -284,7 +284,9 @@ forEachDialect((dialect) => {
         const admin = crudkit({ database, resources: [] });
         const role = `ck_limited_${Date.now()}`;
         await sql`create role ${sql.id(role)} login password 'limited'`.execute(admin.db);
-        const url = new URL(database.url);
+        // The role's permissions are PostgreSQL's: straight to the server (PgBouncer's entry
+        // connects every client as postgres).
+        const url = new URL((database as { directUrl?: string }).directUrl ?? database.url);
         url.username = role;
         url.password = "limited";
         const limited = crudkit({

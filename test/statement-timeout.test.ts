@@ -20,6 +20,9 @@ forEachDialect(
         // A statement the server must stop: it would take 2 s.
         beforeList: async ({ db, headers }) => {
           if (headers.get("x-slow") === "1") await sleep.execute(db);
+          // The same in a transaction: through PgBouncer the timeout goes with each transaction.
+          if (headers.get("x-slow") === "in a transaction")
+            await db.transaction().execute((trx) => sleep.execute(trx));
         },
       },
     });
@@ -41,6 +44,16 @@ forEachDialect(
           requestId: expect.any(String),
         });
         expectNoLeak(res.text);
+        for (let i = 0; i < 12; i++) expect((await call(app, "GET", "/api/slows")).status).toBe(200);
+      });
+
+      it("a statement in a transaction is stopped the same", async () => {
+        await app.ready;
+        const started = Date.now();
+        const res = await call(app, "GET", "/api/slows", { headers: { "x-slow": "in a transaction" } });
+        expect(Date.now() - started).toBeLessThan(1800);
+        expect(res.status).toBe(503);
+        expect(res.body.code).toBe("STATEMENT_TIMEOUT");
         for (let i = 0; i < 12; i++) expect((await call(app, "GET", "/api/slows")).status).toBe(200);
       });
 

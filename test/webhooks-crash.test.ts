@@ -19,10 +19,14 @@ afterEach(() => {
 });
 
 /** Starts the app in a process of its own; resolves with its port once it listens. */
-function startApp(dialect: TestDialect["name"], url: string, receiverUrl: string) {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, dialect, url, receiverUrl, SECRET], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+function startApp(dialect: TestDialect["name"], url: string, receiverUrl: string, directUrl = "") {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", CHILD, dialect, url, receiverUrl, SECRET, directUrl],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   children.push(child);
   return new Promise<{ child: ChildProcess; port: number }>((resolve, reject) => {
     let output = "";
@@ -64,9 +68,9 @@ async function dialectFor(name: TestDialect["name"], url: string) {
 forEachDialect((dialect) => {
   it("delivers every acknowledged create after kill -9 and a restart, and nothing that was not stored", async () => {
     const receiver = await startReceiver();
-    const { url } = await dialect.fresh();
+    const { url, directUrl } = (await dialect.fresh()) as { url: string; directUrl?: string };
     try {
-      const first = await startApp(dialect.name, url, receiver.url);
+      const first = await startApp(dialect.name, url, receiver.url, directUrl);
       const acknowledged = new Set<string>();
       let stop = false;
       const writer = async (w: number) => {
@@ -90,7 +94,7 @@ forEachDialect((dialect) => {
       await Promise.all(writers);
       expect(acknowledged.size).toBeGreaterThan(20);
 
-      await startApp(dialect.name, url, receiver.url);
+      await startApp(dialect.name, url, receiver.url, directUrl);
       const stored = await storedIds(dialect.name, url);
       // Every acknowledged create was stored, and every stored one (acknowledged or not) is delivered.
       for (const id of acknowledged) expect(stored.has(id)).toBe(true);

@@ -478,11 +478,25 @@ function checkUnique(names: readonly string[], what: string): void {
   }
 }
 
+/**
+ * A bus that would LISTEN through the app's pooler in transaction mode hears nothing: the pooler
+ * gives the session's server connection to others between statements. Refused at construction.
+ */
+function refusePooledSession(database: unknown, realtime: unknown): void {
+  const { url, directUrl } = (database ?? {}) as { url?: unknown; directUrl?: unknown };
+  const bus =
+    typeof realtime === "object" ? (realtime as { bus?: { session?: string } } | null)?.bus : undefined;
+  if (typeof directUrl === "string" && bus?.session !== undefined && bus.session === url)
+    throw new ConfigError(
+      "realtime's postgresBus({ url }) is database.url, a pooler in transaction mode (database.directUrl is set): LISTEN needs a session of its own. Give postgresBus the directUrl.",
+    );
+}
+
 /** The app's database, opened, and how deep its request JSON may nest. */
 function openAppDatabase(
   options: Pick<
     CrudkitOptions<readonly AnyResource[], readonly CrudkitPlugin[]>,
-    "database" | "statementTimeout" | "maxJsonDepth"
+    "database" | "statementTimeout" | "maxJsonDepth" | "realtime"
   >,
   log: Log,
   probe: StatementProbe,
@@ -490,11 +504,13 @@ function openAppDatabase(
   const statementTimeout = options.statementTimeout ?? 10_000;
   if (!(Number.isFinite(statementTimeout) && statementTimeout >= 0))
     throw new ConfigError("statementTimeout must be a number of milliseconds, 0 for no limit.");
+  refusePooledSession(options.database, options.realtime);
   const database = openDatabase(options.database, log, statementTimeout, probe);
   try {
     return { database, jsonDepth: jsonDepthFor(options.maxJsonDepth, database.profile) };
   } catch (error) {
     void database.kysely.destroy().catch(() => {});
+    void database.session?.destroy().catch(() => {});
     throw error;
   }
 }
@@ -738,6 +754,7 @@ async function closeApp(
   await inFlight.settled(CLOSE_GRACE_MS);
   for (const plugin of plugins) await plugin.close?.();
   await database.readers?.close();
+  await database.session?.destroy();
   await database.kysely.destroy();
 }
 

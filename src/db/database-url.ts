@@ -8,7 +8,7 @@ import { ConfigError } from "../core/errors.ts";
 /** What a URL opens: the `database` option of `crudkit()`. */
 export type DatabaseUrlOptions =
   | { provider: "sqlite"; url: string }
-  | { provider: "postgres"; url: string }
+  | { provider: "postgres"; url: string; directUrl?: string }
   | { provider: "mysql"; url: string };
 
 const KNOWN = ["postgres://", "postgresql://", "mysql://", "file:", ":memory:"] as const;
@@ -42,12 +42,30 @@ function schemeOf(url: string): string | undefined {
 }
 
 /**
- * The `database` option for a URL, as `DATABASE_URL` is usually given.
+ * The `database` option for a URL, as `DATABASE_URL` is usually given. `directUrl` (PostgreSQL
+ * only) is a URL straight to the server when `url` goes through a pooler in transaction mode
+ * (PgBouncer); empty or undefined, as an unset variable reads, it is left out.
  *
  * @example
  * crudkit({ database: databaseFromUrl(process.env.DATABASE_URL ?? "file:./data/app.db"), resources });
+ * // Behind PgBouncer:
+ * databaseFromUrl(process.env.DATABASE_URL!, { directUrl: process.env.DIRECT_DATABASE_URL });
  */
-export function databaseFromUrl(url: string): DatabaseUrlOptions {
+export function databaseFromUrl(
+  url: string,
+  options: { directUrl?: string | undefined } = {},
+): DatabaseUrlOptions {
+  const opened = openedUrl(url);
+  const { directUrl } = options;
+  if (directUrl === undefined || directUrl === "") return opened;
+  if (opened.provider !== "postgres" || !["postgres", "postgresql"].includes(schemeOf(directUrl) ?? ""))
+    throw new ConfigError(
+      "directUrl is for PostgreSQL behind a pooler in transaction mode: both URLs must be postgres://….",
+    );
+  return { ...opened, directUrl };
+}
+
+function openedUrl(url: string): DatabaseUrlOptions {
   if (typeof url !== "string" || url.trim() === "")
     throw new ConfigError(
       'The database URL is empty; use "file:./data/app.db", "postgres://…" or "mysql://…".',

@@ -24,7 +24,17 @@ export type DatabaseOptions =
        */
       readers?: number;
     }
-  | { provider: "postgres"; url: string }
+  | {
+      provider: "postgres";
+      url: string;
+      /**
+       * A URL straight to PostgreSQL, when `url` goes through a pooler in transaction mode
+       * (PgBouncer, Supabase's and Neon's poolers). crudkit then sends no session state through
+       * `url`: the statement timeout travels with each transaction, and what needs a session of
+       * its own (the migration lock) runs on `directUrl`. Prisma names it the same.
+       */
+      directUrl?: string;
+    }
   | { provider: "mysql"; url: string }
   | Kysely<any>
   | Dialect;
@@ -36,6 +46,11 @@ export interface Database {
   readonly profile: DialectProfile;
   /** `INSERT/UPDATE/DELETE … RETURNING` is available (the profile's, at hand). */
   readonly returning: boolean;
+  /**
+   * Where what needs a session of its own runs (the migration lock's advisory lock): a
+   * connection straight to PostgreSQL when `kysely` goes through a pooler (`directUrl`).
+   */
+  readonly session?: Kysely<any>;
   /** SQLite files: the reader threads lists over big tables run on. */
   readonly readers?: ReaderThreads;
 }
@@ -71,11 +86,24 @@ export function openDatabase(
   }
   // Round trips cost there: a batch's inserts may go as one statement (coalesced-inserts.ts).
   const coalesced = (dialect: Dialect) => coalescingDialect(wrap(dialect));
-  if (provider === "postgres")
-    return described(
-      registerCoalescing(observed(openPostgres(url, log, statementTimeout, coalesced))),
-      "postgres",
+  const directUrl = (options as { directUrl?: unknown }).directUrl;
+  if (
+    directUrl !== undefined &&
+    (provider !== "postgres" || typeof directUrl !== "string" || directUrl === "")
+  )
+    throw new ConfigError(
+      provider === "postgres"
+        ? `database.directUrl must be a URL such as "${EXAMPLE_URLS.postgres}".`
+        : "database.directUrl is for PostgreSQL behind a pooler in transaction mode; remove it.",
     );
+  if (provider === "postgres") {
+    const pooled = typeof directUrl === "string";
+    const main = openPostgres(url, log, statementTimeout, coalesced, pooled);
+    return {
+      ...described(registerCoalescing(observed(main)), "postgres"),
+      ...(pooled ? { session: openPostgres(directUrl, log) } : {}),
+    };
+  }
   if (provider === "mysql")
     return described(registerCoalescing(observed(openMysql(url, log, statementTimeout, coalesced))), "mysql");
   const readers = (options as { readers?: unknown }).readers ?? 2;

@@ -18,6 +18,11 @@ export interface ChangeEvent {
 
 export interface RealtimeBus {
   readonly kind: string;
+  /**
+   * The database URL the bus holds a session on (postgresBus's LISTEN): crudkit refuses it when
+   * it is a pooler's in transaction mode (the app's `database.url` given with a `directUrl`).
+   */
+  readonly session?: string;
   /** Sends an event to every instance, this one included. */
   publish(event: ChangeEvent): Promise<void>;
   /** Starts receiving: `deliver` hears every event, from any instance. */

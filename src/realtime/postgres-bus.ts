@@ -24,10 +24,11 @@ const LONGEST_WAIT_MS = 10_000;
 const MAX_PAYLOAD = 7900;
 
 /**
- * Events between instances through PostgreSQL LISTEN/NOTIFY, on a connection of their own.
+ * Events between instances through PostgreSQL LISTEN/NOTIFY, on a connection of their own. LISTEN
+ * needs a session: behind a pooler in transaction mode (PgBouncer), give it the direct URL.
  *
  * @example
- * realtime: { bus: postgresBus({ url: process.env.DATABASE_URL! }) }
+ * realtime: { bus: postgresBus({ url: process.env.DIRECT_DATABASE_URL ?? process.env.DATABASE_URL! }) }
  */
 export function postgresBus(options: {
   url: string;
@@ -70,6 +71,7 @@ export function postgresBus(options: {
 
   return {
     kind: "postgres",
+    session: options.url,
     async publish(event: ChangeEvent) {
       if (stopped) throw new Error("postgresBus(): not started.");
       if (!client)

@@ -130,18 +130,13 @@ export function createRecordStore(
     },
     async insert(db, record) {
       const row = codec.toRow(record);
+      const explain = async (error: unknown) => missingReference(conflictOf(error), db, row);
       try {
-        // In a transaction, a batch's may send it later with the next rows (coalesced-inserts.ts),
-        // and explain a failure as this catch does.
-        if (db.isTransaction)
-          await runDeferrable(db, insert, row, {
-            shape: insertShape,
-            explain: (error) => missingReference(conflictOf(error), db, row),
-          });
-        else await runTemplate(db, insert, row);
+        // A batch's transaction may send it later, with the rows after it (coalesced-inserts.ts).
+        await runDeferrable(db, insert, row, { shape: insertShape, explain });
         return codec.fromRow(row);
       } catch (error) {
-        throw await missingReference(conflictOf(error), db, row);
+        throw await explain(error);
       }
     },
     async findById(db, id, scope, hidden) {

@@ -3,10 +3,18 @@
 import { crudkit } from "../../src/index.ts";
 import { openProduct } from "../fixtures.ts";
 
-const [provider, url] = process.argv.slice(2) as ["sqlite" | "postgres" | "mysql", string];
+const [provider, url, directUrl] = process.argv.slice(2) as [
+  "sqlite" | "postgres" | "mysql",
+  string,
+  string | undefined,
+];
 const logged: string[] = [];
 const app = crudkit({
-  database: { provider, url },
+  // Through PgBouncer, with the direct URL for the migration lock.
+  database: (directUrl ? { provider, url, directUrl } : { provider, url }) as {
+    provider: "postgres";
+    url: string;
+  },
   autoMigrate: true,
   resources: [openProduct],
   log: (message, error) => logged.push(`${message} ${String((error as Error)?.cause ?? error ?? "")}`),

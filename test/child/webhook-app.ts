@@ -6,11 +6,12 @@ import { createResource, crudkit, withId } from "../../src/index.ts";
 import { serve } from "../../src/node/index.ts";
 import { webhooks } from "../../src/plugins/index.ts";
 
-const [provider, url, receiverUrl, secret] = process.argv.slice(2) as [
+const [provider, url, receiverUrl, secret, directUrl] = process.argv.slice(2) as [
   "sqlite" | "postgres" | "mysql",
   string,
   string,
   string,
+  string | undefined,
 ];
 const item = createResource({
   name: "item",
@@ -18,7 +19,11 @@ const item = createResource({
   access: { create: true, read: true, update: true, delete: true, list: true },
 });
 const app = crudkit({
-  database: { provider, url },
+  // Through PgBouncer, with the direct URL for the migration lock.
+  database: (directUrl ? { provider, url, directUrl } : { provider, url }) as {
+    provider: "postgres";
+    url: string;
+  },
   autoMigrate: true,
   resources: [item],
   log: () => {},

@@ -30,7 +30,9 @@ export async function withMigrationLock<T>(
 ): Promise<T> {
   const lock = db.profile.migrationLock;
   if (lock.kind === "immediate transaction") return inImmediateTransaction(db, lock.begin, work);
-  return db.kysely.connection().execute(async (session) => {
+  // Behind a pooler in transaction mode the lock's session is a direct connection (`directUrl`):
+  // the pooler would hand each of its statements to another server connection.
+  return (db.session ?? db.kysely).connection().execute(async (session) => {
     // Asked again every 100 ms: each attempt returns at once, so the statement timeout never
     // cuts the wait short, and the wait is a minute on every engine.
     for (const started = Date.now(); ; ) {

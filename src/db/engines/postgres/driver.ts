@@ -25,6 +25,11 @@ export function openPostgres(
   statementTimeout = 0,
   /** Wraps the dialect (observed-statements.ts times and traces each statement). */
   wrap: (dialect: Dialect) => Dialect = (dialect) => dialect,
+  /**
+   * `url` is a pooler in transaction mode (PgBouncer): no session state is sent through it, and
+   * the statement timeout goes with each transaction (see `pooledTimeouts`).
+   */
+  pooled = false,
 ): Kysely<any> {
   const kysely: Kysely<any> = new Kysely<any>({
     dialect: wrap(
@@ -34,12 +39,15 @@ export function openPostgres(
             const pg = await import("pg").catch((error: unknown) => driverMissing("pg", "postgres", error));
             const { Pool, Client, types } = pg.default ?? pg;
             const pool = new Pool({
-              Client: callbackQueries(Client),
+              Client: pooled
+                ? pooledTimeouts(callbackQueries(Client), statementTimeout)
+                : poolerRefusals(callbackQueries(Client)),
               connectionString: url,
               max: 10,
               // Fail fast when the server is gone, so requests get a 503 instead of hanging.
               connectionTimeoutMillis: 5000,
-              ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
+              // A startup parameter of the session: a pooler in transaction mode refuses it.
+              ...(statementTimeout > 0 && !pooled ? { statement_timeout: statementTimeout } : {}),
               types: {
                 getTypeParser: ((oid: number, format?: "text" | "binary") => {
                   if (RAW_TEXT_TYPES.has(oid)) return (value: string) => value;
@@ -161,4 +169,88 @@ function callbackQueries(Client: typeof PgClient): typeof PgClient {
     }
   }
   return CallbackQueries as unknown as typeof PgClient;
+}
+
+/** A client of pg's, as the pool makes them: what the wrappers below build on. */
+type ClientClass = typeof PgClient;
+type QueryCallback = (error: Error | null, result?: unknown) => void;
+
+/**
+ * Connecting straight to a pooler in transaction mode, with a statement timeout: PgBouncer refuses
+ * the timeout's startup parameter. The error says what to do instead of what PgBouncer said.
+ */
+function poolerRefusals(Client: ClientClass): ClientClass {
+  const Base = Client as unknown as new (config?: unknown) => { connect(callback?: unknown): unknown };
+  const explained = (error: unknown) =>
+    error instanceof Error && /unsupported startup parameter/i.test(error.message)
+      ? new Error(
+          `Give database.directUrl (a URL straight to PostgreSQL): database.url goes through a pooler in transaction mode, which refuses session settings (${error.message}). crudkit then sends no session state through url.`,
+        )
+      : error;
+  class PoolerRefusals extends Base {
+    // pg's pool connects with a callback; a client of one's own, with a promise.
+    override connect(callback?: unknown): unknown {
+      if (typeof callback === "function")
+        return super.connect((error: unknown, ...rest: unknown[]) =>
+          callback(error && explained(error), ...rest),
+        );
+      return (super.connect() as Promise<void>).catch((error: unknown) => {
+        throw explained(error);
+      });
+    }
+  }
+  return PoolerRefusals as unknown as ClientClass;
+}
+
+const BEGINS = /^\s*(begin|start\s+transaction)\b/i;
+
+/**
+ * A client for a pooler in transaction mode. Each transaction is the unit the pooler gives one
+ * server connection to, so the statement timeout travels with it: `SET LOCAL` in the same simple
+ * query as BEGIN (no extra round trip), and a statement outside a transaction runs in one of its
+ * own to carry it (two more round trips: `statementTimeout: 0` saves them, leaving the limit to
+ * PgBouncer's `query_timeout` or the role's `statement_timeout`). pg tells from the server's
+ * ReadyForQuery whether a transaction is open (`_txStatus`: I idle, T in one, E failed).
+ */
+function pooledTimeouts(Client: ClientClass, statementTimeout: number): ClientClass {
+  if (statementTimeout <= 0) return Client;
+  const setLocal = `set local statement_timeout = ${Math.round(statementTimeout)}`;
+  const Base = Client as unknown as new (
+    config?: unknown,
+  ) => { query(...args: unknown[]): unknown; _txStatus?: string | null };
+  class PooledTimeouts extends Base {
+    override query(config?: unknown, values?: unknown, callback?: unknown): unknown {
+      if (typeof config !== "string") return super.query(config, values, callback);
+      const parameters = Array.isArray(values) ? values : [];
+      const done = (typeof values === "function" ? values : callback) as QueryCallback | undefined;
+      if (BEGINS.test(config) && parameters.length === 0)
+        return super.query(`${config}; ${setLocal}`, [], done);
+      if (this._txStatus === "T" || this._txStatus === "E") return super.query(config, values, callback);
+      if (done) return void this.alone(config, parameters).then((result) => done(null, result), done);
+      return this.alone(config, parameters);
+    }
+
+    /** One statement in a transaction of its own, which carries the timeout. */
+    private async alone(text: string, parameters: unknown[]): Promise<unknown> {
+      const run = (sql: string, values: unknown[] = []) =>
+        new Promise<unknown>((resolve, reject) =>
+          super.query(sql, values, (error: Error | null, result: unknown) =>
+            error ? reject(error) : resolve(result),
+          ),
+        );
+      await run(`begin; ${setLocal}`);
+      let result: unknown;
+      try {
+        result = await run(text, parameters);
+      } catch (error) {
+        // As callbackQueries does: a connection that failed is closed, never handed out again.
+        if (postgresErrors.unavailable(error)) (this as unknown as PgClient).end().catch(() => {});
+        else await run("rollback").catch(() => {});
+        throw error;
+      }
+      await run("commit");
+      return result;
+    }
+  }
+  return PooledTimeouts as unknown as ClientClass;
 }

@@ -1,0 +1,163 @@
+// PostgreSQL through PgBouncer in transaction mode (issue 37 §2). The conformance suites run on it
+// as a dialect of their own ("postgres via PgBouncer", test/dialects.ts); this file checks what is
+// particular to a pooler: with `directUrl`, no session state goes through it (the statement timeout
+// travels with each transaction and leaks to no other client of the pooler; statement-timeout.test.ts
+// checks it stops statements, alone and in a transaction, on this dialect too), the migration lock is
+// taken on the direct connection, and a postgresBus on the pooler's URL is refused; without it,
+// the pooler's refusal of the timeout's startup parameter becomes an error that says what to do.
+
+import { createResource, crudkit, databaseFromUrl, postgresBus, withId } from "crudkit-api";
+import { type Kysely, sql } from "kysely";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { DIALECTS } from "./dialects.ts";
+import { call } from "./helpers.ts";
+
+const found = DIALECTS.find((d) => d.label === "postgres via PgBouncer")!;
+const bouncer = {
+  ...found,
+  fresh: () => found.fresh() as Promise<{ provider: "postgres"; url: string; directUrl: string }>,
+};
+
+/** Each list records the statement timeout its statements ran under, alone and in a transaction. */
+const seen: string[] = [];
+const showTimeout = async (db: Kysely<any>) =>
+  (await sql<{ statement_timeout: string }>`show statement_timeout`.execute(db)).rows[0]?.statement_timeout;
+const probe = createResource({
+  name: "probe",
+  schema: withId({ text: z.string().max(50) }),
+  access: { list: true, create: true },
+  hooks: {
+    beforeList: async ({ db }) => {
+      seen.push(`${await showTimeout(db)} ${await db.transaction().execute(showTimeout)}`);
+    },
+  },
+});
+
+const suite = bouncer.missing && !process.env.CI ? describe.skip : describe;
+
+suite("PostgreSQL through PgBouncer in transaction mode", () => {
+  it("the timeout travels with each transaction and statement, and leaks into no other session", async () => {
+    const database = await bouncer.fresh();
+    const app = crudkit({
+      database,
+      autoMigrate: true,
+      statementTimeout: 1234,
+      resources: [probe],
+      log: () => {},
+    });
+    await app.ready;
+    try {
+      for (let i = 0; i < 20; i++) expect((await call(app, "GET", "/api/probes")).status).toBe(200);
+      expect(new Set(seen)).toEqual(new Set(["1234ms 1234ms"]));
+      // Another client of the same pooler and database: the server connections it gets carry no
+      // setting of crudkit's (a session SET would have stayed on them).
+      const { default: pg } = await import("pg");
+      const other = new pg.Pool({ connectionString: database.url, max: 5 });
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, () => other.query("show statement_timeout")),
+      );
+      await other.end();
+      expect(new Set(answers.map((a) => a.rows[0].statement_timeout))).toEqual(new Set(["0"]));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("two apps migrating at once through the pooler: one migration, and no lock left behind", async () => {
+    // Through the pooler, the lock's unlock would reach another server connection than its lock
+    // and leave it held there for good; on directUrl it is taken and let go on one session.
+    const database = await bouncer.fresh();
+    const item = createResource({
+      name: "item",
+      schema: withId({ name: z.string().max(50) }),
+      access: { read: true },
+    });
+    const apps = [0, 1, 2].map(() =>
+      crudkit({ database, autoMigrate: true, resources: [item], log: () => {} }),
+    );
+    try {
+      await Promise.all(apps.map((app) => app.ready));
+      const { default: pg } = await import("pg");
+      const watcher = new pg.Client({ connectionString: database.directUrl });
+      await watcher.connect();
+      const { rows } = await watcher.query(
+        `select count(*)::int as n from pg_locks l join pg_database d on d.oid = l.database
+         where l.locktype = 'advisory' and d.datname = current_database()`,
+      );
+      const applied = await watcher.query("select count(*)::int as n from crudkit_migrations");
+      await watcher.end();
+      expect(rows[0].n).toBe(0);
+      expect(applied.rows[0].n).toBe(1);
+      expect((await apps[0]!.db.selectFrom("item").selectAll().execute()).length).toBe(0);
+    } finally {
+      for (const app of apps) await app.close();
+    }
+  });
+
+  it("without directUrl, the pooler's refusal says to give one", async () => {
+    const { url } = await bouncer.fresh();
+    const app = crudkit({
+      database: { provider: "postgres", url },
+      autoMigrate: true,
+      resources: [probe],
+      log: () => {},
+    });
+    const failed = await app.ready.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await app.close().catch(() => {});
+    expect(String((failed as Error)?.message ?? failed)).toMatch(/directUrl/);
+    expect(String((failed as Error)?.message ?? failed)).not.toMatch(/127\.0\.0\.1|postgres:\/\//);
+  });
+
+  it("a postgresBus on the pooler's URL is refused; on the direct URL it is taken", async () => {
+    const database = await bouncer.fresh();
+    expect(() =>
+      crudkit({ database, resources: [probe], realtime: { bus: postgresBus({ url: database.url }) } }),
+    ).toThrow(/LISTEN needs a session of its own\. Give postgresBus the directUrl/);
+    const app = crudkit({
+      database,
+      autoMigrate: true,
+      resources: [probe],
+      realtime: { bus: postgresBus({ url: database.directUrl }) },
+      log: () => {},
+    });
+    await app.ready;
+    await app.close();
+  });
+
+  it("directUrl is checked: PostgreSQL only, a URL, and both URLs postgres://", () => {
+    const hostile: unknown[] = [
+      { provider: "sqlite", url: ":memory:", directUrl: "postgres://x@127.0.0.1/db" },
+      { provider: "mysql", url: "mysql://x@127.0.0.1/db", directUrl: "mysql://x@127.0.0.1/db" },
+      { provider: "postgres", url: "postgres://x@127.0.0.1/db", directUrl: 42 },
+      { provider: "postgres", url: "postgres://x@127.0.0.1/db", directUrl: "" },
+      { provider: "postgres", url: "postgres://x@127.0.0.1/db", directUrl: { toString: () => "x" } },
+    ];
+    for (const database of hostile)
+      expect(() => crudkit({ database: database as never, resources: [probe] })).toThrow(/directUrl/);
+    expect(databaseFromUrl("postgres://a@127.0.0.1:6432/app", { directUrl: undefined })).toEqual({
+      provider: "postgres",
+      url: "postgres://a@127.0.0.1:6432/app",
+    });
+    expect(databaseFromUrl("postgres://a@127.0.0.1:6432/app", { directUrl: "" })).toEqual({
+      provider: "postgres",
+      url: "postgres://a@127.0.0.1:6432/app",
+    });
+    expect(
+      databaseFromUrl("postgres://a@127.0.0.1:6432/app", { directUrl: "postgresql://a@127.0.0.1:5432/app" }),
+    ).toEqual({
+      provider: "postgres",
+      url: "postgres://a@127.0.0.1:6432/app",
+      directUrl: "postgresql://a@127.0.0.1:5432/app",
+    });
+    expect(() => databaseFromUrl("file:./x.db", { directUrl: "postgres://a@127.0.0.1/app" })).toThrow(
+      /directUrl/,
+    );
+    expect(() =>
+      databaseFromUrl("postgres://a@127.0.0.1/app", { directUrl: "mysql://a@127.0.0.1/app" }),
+    ).toThrow(/directUrl/);
+  });
+});
