@@ -71,11 +71,41 @@ const stamp = createResource({
   },
 });
 
+/**
+ * Its hook writes through ctx.api a shelf that may exist already, catching the 409: as alone, the
+ * caught failure must not fail the batch. And it lists the books before it (a count and a page,
+ * run together), which must both see every row before it.
+ */
+const tally = createResource({
+  name: "tally",
+  schema: withId({ shelf: z.string().max(50), seen: z.number().default(0), counted: z.number().default(0) }),
+  access: OPEN,
+  hooks: {
+    beforeCreate: async ({ data, api, db }) => {
+      const [page, count] = await Promise.all([
+        (api as any).listBooks({ query: { limit: 100 } }),
+        db
+          .selectFrom("book")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .executeTakeFirstOrThrow(),
+      ]);
+      return { ...data, seen: page.items.length, counted: Number(count.n) };
+    },
+    afterCreate: async ({ record, api }) => {
+      await (api as any)
+        .createShelf({ body: { id: (record as { shelf: string }).shelf, label: "tally" } })
+        .catch((error: { status?: number }) => {
+          if (error.status !== 409) throw error;
+        });
+    },
+  },
+});
+
 const makeApp = (database: DatabaseOptions) =>
   crudkit({
     database,
     autoMigrate: true,
-    resources: [shelf, book, note, stamp],
+    resources: [shelf, book, note, stamp, tally],
     batch: { maxRequests: 250 },
     log: () => {},
   });
@@ -208,6 +238,31 @@ describe("coalesced inserts in a batch", () => {
       expect(res.body.details.index).toBe(3);
       expect(await books()).toBe(1);
       expect((await app.db.selectFrom("stamp").selectAll().execute()).length).toBe(stamps);
+    });
+
+    it("a hook's caught 409 on a nested write leaves the batch whole; a hook's list sees every row before it", async () => {
+      const res = await batch([
+        ...creates(0, 4),
+        ...Array.from({ length: 3 }, () => ({ method: "POST", path: "/tally", body: { shelf: `t-${run}` } })),
+        ...creates(4, 7),
+        { method: "POST", path: "/tally", body: { shelf: `t-${run}` } },
+      ]);
+      expect(res.status, res.text).toBe(200);
+      const tallies = res.body.results
+        .filter((_: unknown, i: number) => i >= 4 && i < 7)
+        .concat(res.body.results.slice(-1));
+      expect(
+        tallies.map((r: { body: { seen: number; counted: number } }) => [r.body.seen, r.body.counted]),
+      ).toEqual([
+        [4, 4],
+        [4, 4],
+        [4, 4],
+        [7, 7],
+      ]);
+      expect(await books()).toBe(7);
+      expect(
+        (await app.db.selectFrom("shelf").selectAll().where("id", "=", `t-${run}`).execute()).length,
+      ).toBe(1);
     });
 
     it("app.api.batch and client.$batch coalesce the same, and the app goes on after a refusal", async () => {

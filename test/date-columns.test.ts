@@ -99,6 +99,24 @@ forEachDialect((dialect) => {
     ]);
   });
 
+  it("the first and last years a body may hold are stored as written; a filter from year 0000 is taken", async () => {
+    const edges = ["1000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z"];
+    for (const at of edges) {
+      const created = await call(app, "POST", "/api/moment", { body: { at, label: "edge" } });
+      expect(created.status).toBe(201);
+      expect(created.body.at).toBe(at);
+      expect((await call(app, "GET", `/api/moment/${created.body.id}`)).body.at).toBe(at);
+    }
+    // PostgreSQL reads ISO year 0000 as 1 BC only from pg's own spelling; every edge row is after it.
+    const since = await call(
+      app,
+      "GET",
+      "/api/moments?filter[label]=edge&filter[at][gt]=0000-01-01T00:00:00.000Z&limit=100",
+    );
+    expect(since.status).toBe(200);
+    expect(since.body.items.map((m: { at: string }) => m.at).sort()).toEqual(edges);
+  });
+
   if (dialect.name !== "postgres") return;
 
   /** An app on a fresh database whose connections answer in `zone`. */

@@ -485,8 +485,10 @@ function checkUnique(names: readonly string[], what: string): void {
 function refusePooledSession(database: unknown, realtime: unknown): void {
   const { url, directUrl } = (database ?? {}) as { url?: unknown; directUrl?: unknown };
   const bus =
-    typeof realtime === "object" ? (realtime as { bus?: { session?: string } } | null)?.bus : undefined;
-  if (typeof directUrl === "string" && bus?.session !== undefined && bus.session === url)
+    typeof realtime === "object"
+      ? (realtime as { bus?: { listensThrough?(url: string): boolean } } | null)?.bus
+      : undefined;
+  if (typeof directUrl === "string" && typeof url === "string" && bus?.listensThrough?.(url) === true)
     throw new ConfigError(
       "realtime's postgresBus({ url }) is database.url, a pooler in transaction mode (database.directUrl is set): LISTEN needs a session of its own. Give postgresBus the directUrl.",
     );

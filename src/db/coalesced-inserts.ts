@@ -178,9 +178,17 @@ interface Held {
   step: number;
 }
 
+/** +1 for a statement that opens a savepoint, -1 for one that ends it, 0 for any other. */
+function nestingOf(sql: string): number {
+  if (!/^\s*(savepoint|release|rollback\s+to)\b/i.test(sql)) return 0;
+  return /^\s*savepoint\b/i.test(sql) ? 1 : -1;
+}
+
 class CoalescingConnection implements DatabaseConnection {
   private session: CoalescingSession | undefined;
   private held: Held[] = [];
+  /** Savepoints open in the session (a nested write's): nothing is held inside one. */
+  private nested = 0;
   private failure: CoalescedInsertFailed | undefined;
 
   constructor(readonly connection: DatabaseConnection) {}
@@ -195,7 +203,10 @@ class CoalescingConnection implements DatabaseConnection {
       }
       return HELD as QueryResult<R>;
     }
-    if (this.session) await this.flush();
+    if (this.session) {
+      await this.flush();
+      this.nested += nestingOf(query.sql);
+    }
     return this.connection.executeQuery<R>(query);
   }
 
@@ -206,7 +217,9 @@ class CoalescingConnection implements DatabaseConnection {
     parameters: readonly unknown[],
     deferrable: Deferrable,
   ): boolean {
-    if (session !== this.session || this.failure) return false;
+    // Inside a savepoint (a hook's write, an upsert's attempt) a write's failure is caught there
+    // and may be gone on from: it runs at once, where its own catch sees it.
+    if (session !== this.session || this.failure || this.nested > 0) return false;
     this.held.push({ statement, parameters, deferrable, step: session.step });
     return true;
   }
@@ -216,7 +229,11 @@ class CoalescingConnection implements DatabaseConnection {
     yield* this.connection.streamQuery<R>(query, chunkSize);
   }
 
-  /** Sends what is held, each run of one table's rows as one statement (or a few, past the bound). */
+  /**
+   * Sends what is held, each run of one table's rows as one statement (or a few, past the bound).
+   * Kysely runs a transaction's statements one at a time (its single-connection provider waits
+   * for the one under way), so no other statement overtakes a flush.
+   */
   async flush(): Promise<void> {
     if (this.failure) throw this.failure;
     if (this.held.length === 0) return;
@@ -238,18 +255,21 @@ class CoalescingConnection implements DatabaseConnection {
     this.session = undefined;
     this.held = [];
     this.failure = undefined;
+    this.nested = 0;
   }
 
   private async send(rows: Held[]): Promise<void> {
     if (rows.length === 1) return this.sendOne(rows[0]!);
     const parameters = rows.flatMap((row) => row.parameters);
     const many = CompiledQuery.raw(rows[0]!.deferrable.shape.many(rows.length), parameters);
-    await this.connection.executeQuery(CompiledQuery.raw(`savepoint ${SAVEPOINT}`));
+    // Whatever fails here leaves the rows unsent: it blocks the connection as a refused row does.
+    await this.guarded(rows[0]!, `savepoint ${SAVEPOINT}`);
     try {
       await this.connection.executeQuery(many);
     } catch (error) {
       // Undo it and send the rows one by one: the one that fails is the one to blame. When even
-      // the undo fails (the connection is gone), the first row's step answers for them all.
+      // the undo fails (the connection is gone, or MySQL undid the whole transaction after a
+      // deadlock), the first row's step answers for them all.
       try {
         await this.connection.executeQuery(CompiledQuery.raw(`rollback to savepoint ${SAVEPOINT}`));
       } catch {
@@ -257,7 +277,15 @@ class CoalescingConnection implements DatabaseConnection {
       }
       for (const row of rows) await this.sendOne(row);
     }
-    await this.connection.executeQuery(CompiledQuery.raw(`release savepoint ${SAVEPOINT}`));
+    await this.guarded(rows[0]!, `release savepoint ${SAVEPOINT}`);
+  }
+
+  private async guarded(row: Held, sql: string): Promise<void> {
+    try {
+      await this.connection.executeQuery(CompiledQuery.raw(sql));
+    } catch (error) {
+      throw this.fail(row, error);
+    }
   }
 
   private async sendOne(row: Held): Promise<void> {

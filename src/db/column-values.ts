@@ -13,12 +13,15 @@ const READ_DEPTH_LIMIT = 1000;
 
 export function dateToColumn(value: string | Date, profile: DialectProfile): string | Date {
   if (profile.datesAsText) return value instanceof Date ? value.toISOString() : value;
-  if (profile.datesBoundAsText) {
-    const date = value instanceof Date ? value : new Date(value);
-    // Not a date: bound as it came, for the server to refuse as it refused the Date before.
-    return Number.isNaN(date.getTime()) ? String(value) : date.toISOString();
+  const date = value instanceof Date ? value : new Date(value);
+  // As text only where it says what pg's own formatting would: the process keeps UTC (pg formats
+  // in local time, which a column without a time zone stores as it reads), and a year PostgreSQL
+  // reads the same from ISO text (year 0 is pg's "0001 BC").
+  if (profile.datesBoundAsText && date.getTimezoneOffset() === 0) {
+    const year = date.getUTCFullYear();
+    if (year >= 1 && year <= 9999) return date.toISOString();
   }
-  return value instanceof Date ? value : new Date(value);
+  return date;
 }
 
 /** Records carry dates as ISO 8601 strings. */

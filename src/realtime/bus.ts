@@ -19,10 +19,11 @@ export interface ChangeEvent {
 export interface RealtimeBus {
   readonly kind: string;
   /**
-   * The database URL the bus holds a session on (postgresBus's LISTEN): crudkit refuses it when
-   * it is a pooler's in transaction mode (the app's `database.url` given with a `directUrl`).
+   * Whether the bus holds its session (postgresBus's LISTEN) on the server, port and database
+   * `url` names: crudkit refuses a bus on the app's pooler in transaction mode (its
+   * `database.url` given with a `directUrl`).
    */
-  readonly session?: string;
+  listensThrough?(url: string): boolean;
   /** Sends an event to every instance, this one included. */
   publish(event: ChangeEvent): Promise<void>;
   /** Starts receiving: `deliver` hears every event, from any instance. */

@@ -71,7 +71,8 @@ export function postgresBus(options: {
 
   return {
     kind: "postgres",
-    session: options.url,
+    // Compared by place, never kept where the bus can be printed: the URL holds a password.
+    listensThrough: (url: string) => samePlace(url, options.url),
     async publish(event: ChangeEvent) {
       if (stopped) throw new Error("postgresBus(): not started.");
       if (!client)
@@ -120,4 +121,18 @@ export function postgresBus(options: {
       await open?.end().catch(() => {});
     },
   };
+}
+
+/** Whether two PostgreSQL URLs name one server, port and database (user, password, options aside). */
+function samePlace(a: string, b: string): boolean {
+  const place = (url: string) => {
+    try {
+      const parsed = new URL(url);
+      const database = decodeURIComponent(parsed.pathname.slice(1)) || decodeURIComponent(parsed.username);
+      return `${parsed.hostname.toLowerCase()}:${parsed.port || "5432"}/${database}`;
+    } catch {
+      return url;
+    }
+  };
+  return place(a) === place(b);
 }

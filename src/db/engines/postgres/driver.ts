@@ -181,10 +181,15 @@ type QueryCallback = (error: Error | null, result?: unknown) => void;
  */
 function poolerRefusals(Client: ClientClass): ClientClass {
   const Base = Client as unknown as new (config?: unknown) => { connect(callback?: unknown): unknown };
+  // The driver's code stays on it (08P01), so the database reads as unavailable (503) as before.
   const explained = (error: unknown) =>
     error instanceof Error && /unsupported startup parameter/i.test(error.message)
-      ? new Error(
-          `Give database.directUrl (a URL straight to PostgreSQL): database.url goes through a pooler in transaction mode, which refuses session settings (${error.message}). crudkit then sends no session state through url.`,
+      ? Object.assign(
+          new Error(
+            `Give database.directUrl (a URL straight to PostgreSQL): database.url goes through a pooler in transaction mode, which refuses session settings (${error.message}). crudkit then sends no session state through url.`,
+            { cause: error },
+          ),
+          { code: (error as { code?: unknown }).code },
         )
       : error;
   class PoolerRefusals extends Base {
@@ -203,31 +208,45 @@ function poolerRefusals(Client: ClientClass): ClientClass {
 }
 
 const BEGINS = /^\s*(begin|start\s+transaction)\b/i;
+/** COMMIT, ROLLBACK (not ROLLBACK TO a savepoint), END, ABORT: the transaction is over. */
+const ENDS = /^\s*(commit|end|abort|rollback(?!\s+to\b))\b/i;
+/** Statements PostgreSQL refuses inside a transaction block: they run as they are, untimed. */
+const OUTSIDE_ONLY =
+  /^\s*(vacuum|cluster|reindex\b.*\bconcurrently|(create|drop)\s+(unique\s+)?index\s+concurrently|(create|drop)\s+database|(create|drop)\s+tablespace|alter\s+system)\b/is;
 
 /**
  * A client for a pooler in transaction mode. Each transaction is the unit the pooler gives one
  * server connection to, so the statement timeout travels with it: `SET LOCAL` in the same simple
  * query as BEGIN (no extra round trip), and a statement outside a transaction runs in one of its
  * own to carry it (two more round trips: `statementTimeout: 0` saves them, leaving the limit to
- * PgBouncer's `query_timeout` or the role's `statement_timeout`). pg tells from the server's
- * ReadyForQuery whether a transaction is open (`_txStatus`: I idle, T in one, E failed).
+ * PgBouncer's `query_timeout` or the role's `statement_timeout`). Whether a transaction is open is
+ * followed from the statements sent (every pg version tells the same), and lone statements take
+ * turns, so two never share one transaction.
  */
 function pooledTimeouts(Client: ClientClass, statementTimeout: number): ClientClass {
   if (statementTimeout <= 0) return Client;
   const setLocal = `set local statement_timeout = ${Math.round(statementTimeout)}`;
-  const Base = Client as unknown as new (
-    config?: unknown,
-  ) => { query(...args: unknown[]): unknown; _txStatus?: string | null };
+  const Base = Client as unknown as new (config?: unknown) => { query(...args: unknown[]): unknown };
   class PooledTimeouts extends Base {
+    private inTransaction = false;
+    private lone: Promise<unknown> = Promise.resolve();
+
     override query(config?: unknown, values?: unknown, callback?: unknown): unknown {
       if (typeof config !== "string") return super.query(config, values, callback);
       const parameters = Array.isArray(values) ? values : [];
       const done = (typeof values === "function" ? values : callback) as QueryCallback | undefined;
-      if (BEGINS.test(config) && parameters.length === 0)
+      if (BEGINS.test(config) && parameters.length === 0) {
+        this.inTransaction = true;
         return super.query(`${config}; ${setLocal}`, [], done);
-      if (this._txStatus === "T" || this._txStatus === "E") return super.query(config, values, callback);
-      if (done) return void this.alone(config, parameters).then((result) => done(null, result), done);
-      return this.alone(config, parameters);
+      }
+      if (this.inTransaction || OUTSIDE_ONLY.test(config)) {
+        if (ENDS.test(config)) this.inTransaction = false;
+        return super.query(config, values, callback);
+      }
+      const answered = this.lone.then(() => this.alone(config, parameters));
+      this.lone = answered.catch(() => {});
+      if (done) return void answered.then((result) => done(null, result), done);
+      return answered;
     }
 
     /** One statement in a transaction of its own, which carries the timeout. */
