@@ -70,6 +70,7 @@ export default defineConfig({
           { text: "Databases", link: "/databases" },
           { text: "Migrations", link: "/migrations" },
           { text: "Serving and deploying", link: "/serving" },
+          { text: "Deploying: the pieces", link: "/deploying" },
           { text: "Operating", link: "/operating" },
           { text: "CORS and CSRF", link: "/cors" },
           { text: "Limits", link: "/limits" },
