@@ -32,6 +32,7 @@ import {
 import { serve } from "crudkit-api/node";
 import { type Kysely, sql } from "kysely";
 import { z } from "zod";
+import { serveExpandReference } from "./reference-expand.ts";
 import { cpuMicros, freshPostgres, stop, type Target } from "./servers.ts";
 
 export interface DataApiOptions {
@@ -195,8 +196,12 @@ async function serveDataApi(): Promise<void> {
   await seedSales(app.db, Number(process.env.SALES ?? 0), url.startsWith("postgres"));
   await seedArticles(app.db);
   const running = await serve(app, { port: 0, hostname: "127.0.0.1", waitForDatabase: false });
+  // The many-to-many figure's yardstick, on the same database (bench/reference-expand.ts).
+  const reference = await serveExpandReference(url);
+  console.log(`reference ${reference.url}`);
   console.log(`listening ${running.url}`);
   const close = async () => {
+    await reference.close();
     await running.close();
     process.exit(0);
   };
@@ -209,7 +214,7 @@ if (process.env[SERVE_FLAG] === "on" && process.argv[1] === THIS_FILE) await ser
 // The bench.
 
 /** The API on `url` with `rows` sales, once it listens; rejects with its error output if it exits first. */
-function startServer(url: string, rows: number): Promise<Target> {
+function startServer(url: string, rows: number): Promise<Target & { expandReference: string }> {
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", THIS_FILE], {
     env: {
       ...process.env,
@@ -229,7 +234,9 @@ function startServer(url: string, rows: number): Promise<Target> {
     child.stdout!.on("data", (chunk) => {
       out += chunk;
       const listening = /listening (\S+)/.exec(out)?.[1];
-      if (listening) resolve({ name: "api", url: listening, process: child, ids: [] });
+      const reference = /reference (\S+)/.exec(out)?.[1];
+      if (listening && reference)
+        resolve({ name: "api", url: listening, process: child, ids: [], expandReference: reference });
     });
     child.once("exit", (code) => reject(new Error(`the data API exited with ${code}: ${stderr.trim()}`)));
   });
@@ -470,7 +477,18 @@ export async function runDataApiBench(options: DataApiOptions): Promise<void> {
     ],
     aggregates: [["database", "scenario", "p50", "p99", "req/s", "meanwhile", "target", "result"]],
     expansion: [
-      ["database", "expand=author req/s", "expand=labels req/s", "p99 labels", "ratio", "target", "result"],
+      [
+        "database",
+        "expand=author req/s",
+        "expand=labels req/s",
+        "p99 labels",
+        "ratio",
+        "target",
+        "result",
+        "hand-written author req/s",
+        "hand-written labels req/s",
+        "hand-written ratio",
+      ],
     ],
     failures: 0,
   };
@@ -506,7 +524,7 @@ export async function runDataApiBench(options: DataApiOptions): Promise<void> {
       tables.batch,
     );
     print(
-      `Many-to-many: a page of 100 articles with expand=labels (${LABELS_EACH} labels each, a junction table) vs the same page with expand=author (a reference); ${CLIENTS} clients, ${options.duration}s x ${options.rounds} rounds interleaved, medians`,
+      `Many-to-many: a page of 100 articles with expand=labels (${LABELS_EACH} labels each, a junction table) vs the same page with expand=author (a reference); ${CLIENTS} clients, ${options.duration}s x ${options.rounds} rounds interleaved, medians. Hand-written: the same two pages (the same records, lists and expansions) on node:http and the driver (bench/reference-expand.ts), same process and database`,
       tables.expansion,
     );
     print(
@@ -521,22 +539,31 @@ export async function runDataApiBench(options: DataApiOptions): Promise<void> {
 }
 
 /** A page of 100 articles expanding their 5 labels each, against the same page expanding its author. */
-async function listExpansion(target: Target, engine: string, options: DataApiOptions, tables: Tables) {
-  const page = (expand: string) =>
+async function listExpansion(
+  target: Target & { expandReference: string },
+  engine: string,
+  options: DataApiOptions,
+  tables: Tables,
+) {
+  const page = (expand: string, prefix = "/api") =>
     Array.from({ length: 5 }, (_, i) => ({
       method: "GET" as const,
-      path: `/api/articles?limit=100&page=${i + 1}&expand=${expand}`,
+      path: `${prefix}/articles?limit=100&page=${i + 1}&expand=${expand}`,
       headers: ALICE,
     }));
+  // The same pages written by hand (bench/reference-expand.ts), same process and database.
+  const reference = { ...target, url: target.expandReference };
   const variants = [
-    { name: "author", requests: page("author") },
-    { name: "labels", requests: page("labels") },
+    { name: "author", target, requests: page("author") },
+    { name: "labels", target, requests: page("labels") },
+    { name: "reference author", target: reference, requests: page("author", "") },
+    { name: "reference labels", target: reference, requests: page("labels", "") },
   ];
   const runs = new Map(variants.map((v) => [v.name, [] as Run[]]));
-  for (const variant of variants) await load(target, variant.requests, CLIENTS, WARM_UP);
+  for (const variant of variants) await load(variant.target, variant.requests, CLIENTS, WARM_UP);
   for (let round = 0; round < options.rounds; round++)
     for (const variant of round % 2 === 0 ? variants : [...variants].reverse())
-      runs.get(variant.name)!.push(await load(target, variant.requests, CLIENTS, options.duration));
+      runs.get(variant.name)!.push(await load(variant.target, variant.requests, CLIENTS, options.duration));
   const rate = (name: string) => {
     const of = runs.get(name)!;
     tables.failures += of.reduce((sum, run) => sum + bad(run.result), 0);
@@ -546,6 +573,7 @@ async function listExpansion(target: Target, engine: string, options: DataApiOpt
   const listed = rate("labels");
   const p99 = median(runs.get("labels")!.map((run) => percentile(run.latencies, 0.99)));
   const ratio = listed / single;
+  const [referenceSingle, referenceListed] = [rate("reference author"), rate("reference labels")];
   tables.expansion.push([
     engine,
     single.toFixed(0),
@@ -554,5 +582,8 @@ async function listExpansion(target: Target, engine: string, options: DataApiOpt
     ratio.toFixed(2),
     "≥ 0.8",
     verdict(ratio >= 0.8),
+    referenceSingle.toFixed(0),
+    referenceListed.toFixed(0),
+    (referenceListed / referenceSingle).toFixed(2),
   ]);
 }
