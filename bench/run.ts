@@ -22,6 +22,8 @@
 //   whole-table aggregates (≤ 25 ms); on a SQLite file and PostgreSQL (or --db)
 //   --logs: issue 44's bench instead (bench/logs.ts): a read and a 10-record list with request logs
 //   (REQUEST_LOGS, to a file) off vs on
+//   --replicas: issue 37's bench instead (bench/replicas.ts): a read and a 10-record list on
+//   PostgreSQL through the read-replica router vs with no replicas configured (target ≥ 0.95)
 //   --realtime: the realtime bench only (bench/realtime.ts): 1,000 subscribers, 100 writes/s; the
 //   full run (no --only) ends with it too. --subscribers <n> (1000), --rate <writes/s> (100)
 //   --only <text>: just the scenarios whose name contains it, and no 100 MiB upload
@@ -43,6 +45,7 @@ import { runDataApiBench } from "./data-api.ts";
 import { runHttpBench } from "./http.ts";
 import { runLogsBench } from "./logs.ts";
 import { runRealtime } from "./realtime.ts";
+import { runReplicasBench } from "./replicas.ts";
 import { runScale } from "./scale.ts";
 import {
   buildPackage,
@@ -76,6 +79,7 @@ const { values: args } = parseArgs({
     types: { type: "boolean" },
     http: { type: "boolean" },
     logs: { type: "boolean" },
+    replicas: { type: "boolean" },
     "data-api": { type: "boolean" },
     "coalesced-reference": { type: "boolean" },
     source: { type: "boolean" },
@@ -460,6 +464,8 @@ else if (args.http)
   await runHttpBench({ duration: DURATION, connections: CONNECTIONS, rounds: ROUNDS, seed: SEED });
 else if (args.logs)
   await runLogsBench({ duration: DURATION, connections: CONNECTIONS, rounds: ROUNDS, seed: SEED });
+else if (args.replicas)
+  await runReplicasBench({ duration: DURATION, connections: CONNECTIONS, rounds: ROUNDS, seed: SEED });
 else if (args["data-api"])
   await runDataApiBench({
     rows: Number(args.rows ?? 100_000),

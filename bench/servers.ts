@@ -41,6 +41,8 @@ async function freePort(): Promise<number> {
 export interface StartOptions {
   /** postgres://… for the API; SQLite in `dataDir` when empty. */
   databaseUrl?: string;
+  /** Read replicas of `databaseUrl`, comma-separated (DATABASE_REPLICA_URLS). */
+  replicaUrls?: string;
   /** @default 10 MiB */
   maxFileSize?: number;
   /** The API's read cache. @default off */
@@ -84,6 +86,7 @@ export async function start(
   dataDir: string,
   {
     databaseUrl = "",
+    replicaUrls = "",
     maxFileSize = 10 * 1024 * 1024,
     cache = "off",
     audit = "on",
@@ -110,6 +113,7 @@ export async function start(
       API_KEY,
       USER_API_KEY,
       DATABASE_URL: databaseUrl,
+      DATABASE_REPLICA_URLS: replicaUrls,
       CACHE: cache,
       AUDIT: audit,
       REALTIME: realtime,

@@ -2,7 +2,8 @@
 //   PORT (3000), HOST (127.0.0.1), API_KEY (the admin's; a development key when unset),
 //   USER_API_KEY (a user without roles; a development key when unset), DATA_DIR (./data),
 //   DATABASE_URL (postgres://… or mysql://… instead of SQLite in DATA_DIR), DIRECT_DATABASE_URL
-//   (PostgreSQL behind PgBouncer in transaction mode: a URL straight to the server), MAX_FILE_SIZE (10485760),
+//   (PostgreSQL behind PgBouncer in transaction mode: a URL straight to the server),
+//   DATABASE_REPLICA_URLS (read replicas of DATABASE_URL, comma-separated), MAX_FILE_SIZE (10485760),
 //   CACHE (on; `off` serves every read from the database), AUDIT (on; `off` records no audit log),
 //   REALTIME (on; `off` serves no event streams), MAX_CONNECTIONS (serve()'s default, 1024),
 //   COMPRESS (on; `off` sends every answer uncompressed, as serve() does by default),
@@ -41,7 +42,11 @@ const databaseUrl = process.env.DATABASE_URL || `file:${join(dataDir, "app.db")}
 const uploadDir = join(dataDir, "uploads");
 const app = startupStep(() =>
   createExampleApp({
-    database: databaseFromUrl(databaseUrl, { directUrl: process.env.DIRECT_DATABASE_URL }),
+    database: databaseFromUrl(databaseUrl, {
+      directUrl: process.env.DIRECT_DATABASE_URL,
+      // Read replicas, comma-separated: reads go to them, each caller still reads her own writes.
+      replicas: process.env.DATABASE_REPLICA_URLS?.split(",").filter(Boolean),
+    }),
     apiKey: key,
     userApiKey: userKey,
     uploadDir,

@@ -101,7 +101,9 @@ describe("CORS", () => {
       expect(res.headers.get("access-control-allow-origin")).toBe(ALLOWED);
       expect(res.headers.get("access-control-allow-credentials")).toBe("true");
       // A page may read X-Cache, and the request id to quote from a 5xx.
-      expect(res.headers.get("access-control-expose-headers")).toBe("x-cache, x-request-id");
+      expect(res.headers.get("access-control-expose-headers")).toBe(
+        "x-cache, x-request-id, crudkit-position",
+      );
       expect(res.headers.get("vary")).toBe(vary);
     }
     const missing = await app.handler(

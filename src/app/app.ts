@@ -57,9 +57,10 @@ import { appLogging } from "./app-logging.ts";
 import { appTelemetry, requestObservers } from "./app-telemetry.ts";
 import { type BatchOptions, batchEndpoints } from "./batch-endpoint.ts";
 import { docsEndpoints } from "./docs-page.ts";
-import { databaseCheck, type HealthCheck, healthEndpoints } from "./health.ts";
+import { databaseCheck, type HealthCheck, healthEndpoints, replicasCheck } from "./health.ts";
 import { buildApi, createServerCalls, pagesOf } from "./in-process-api.ts";
 import { type AppInternals, INTERNALS } from "./internals.ts";
+import { readRouter } from "./read-router.ts";
 import { realtimeFacade } from "./realtime-facade.ts";
 import { rpcEndpoint } from "./rpc.ts";
 import { createStartup } from "./startup.ts";
@@ -342,6 +343,7 @@ export function crudkit<
     clientAddress: clientAddressOf(options.trustProxy),
     driverErrors: database.profile.errors,
     serverCalls: createServerCalls(),
+    reads: readsOf(database, options.database),
   };
   const startup = createStartup(
     startupSteps(options.autoMigrate === true, { database, tables, log, plugins, pluginContext }),
@@ -413,6 +415,7 @@ function readCacheOf(plugins: readonly CrudkitPlugin[]) {
 function healthChecksOf(database: Database, plugins: readonly CrudkitPlugin[]): HealthCheck[] {
   return [
     databaseCheck(database.kysely),
+    ...(database.replicas ? [replicasCheck(database.replicas)] : []),
     ...plugins.flatMap((p) => (p.health ? [{ name: p.id, check: p.health }] : [])),
   ];
 }
@@ -494,6 +497,13 @@ function refusePooledSession(database: unknown, realtime: unknown): void {
     );
 }
 
+/** With read replicas, where each request's reads run (read-router.ts). */
+function readsOf(database: Database, options: DatabaseOptions) {
+  if (!database.replicas) return undefined;
+  const maxLag = (options as { maxLag?: number }).maxLag ?? 5;
+  return readRouter(database.kysely, database.replicas, database.profile.errors, maxLag);
+}
+
 /** The app's database, opened, and how deep its request JSON may nest. */
 function openAppDatabase(
   options: Pick<
@@ -513,6 +523,7 @@ function openAppDatabase(
   } catch (error) {
     void database.kysely.destroy().catch(() => {});
     void database.session?.destroy().catch(() => {});
+    void database.replicas?.close();
     throw error;
   }
 }
@@ -756,6 +767,7 @@ async function closeApp(
   await inFlight.settled(CLOSE_GRACE_MS);
   for (const plugin of plugins) await plugin.close?.();
   await database.readers?.close();
+  await database.replicas?.close();
   await database.session?.destroy();
   await database.kysely.destroy();
 }

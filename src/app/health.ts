@@ -4,6 +4,7 @@
 
 import { type Kysely, sql } from "kysely";
 import type { Endpoint } from "../core/endpoint.ts";
+import type { ReplicaSet } from "../db/replica-set.ts";
 
 /** One dependency readiness waits on, for example `database` or `cache`. */
 export interface HealthCheck {
@@ -28,6 +29,18 @@ const UNCACHED = { "content-type": "application/json", "cache-control": "no-stor
 
 export function databaseCheck(db: Kysely<any>): HealthCheck {
   return { name: "database", check: () => sql`select 1`.execute(db) };
+}
+
+/**
+ * Read replicas: degraded while one is skipped (down, erroring or past maxLag), since its reads go
+ * to the primary; never unavailable, since no request fails for it. Which replica, and why, is in
+ * the log.
+ */
+export function replicasCheck(replicas: ReplicaSet): HealthCheck {
+  return {
+    name: "replicas",
+    check: async () => (replicas.states().every((replica) => replica.status === "ok") ? "ok" : "degraded"),
+  };
 }
 
 /** `log` reports a failed check server-side; the answer only says "unavailable". */

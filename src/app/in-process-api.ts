@@ -8,6 +8,7 @@ import { APIError, toAPIError } from "../core/errors.ts";
 import { Versioned } from "../core/etag.ts";
 import { toResponse } from "../core/http-handler.ts";
 import type { InFlight } from "../core/in-flight.ts";
+import { handledOnReplicas } from "../core/read-routing.ts";
 import { errorResponse } from "../core/respond.ts";
 import type { ServerCalls } from "../core/server-api.ts";
 import { untraced } from "../core/tracing.ts";
@@ -61,8 +62,20 @@ export function buildApi(
             );
         const starting = startup();
         if (starting) await starting;
-        const ctx = new InProcessContext(options, deps, db);
-        const result = await (tracing ? endpoint.handler(ctx) : untraced(() => endpoint.handler(ctx)));
+        const reading = endpoint.method === "GET";
+        const handler = (ctx: InProcessContext) =>
+          tracing ? endpoint.handler(ctx) : untraced(() => endpoint.handler(ctx));
+        const ctx = new InProcessContext(options, deps, db, reading);
+        const result = deps.reads
+          ? (
+              await handledOnReplicas(
+                deps.reads,
+                handler,
+                ctx,
+                () => new InProcessContext(options, deps, db, reading),
+              )
+            ).result
+          : await handler(ctx);
         if (options.asResponse) return toResponse(endpoint, result);
         return result instanceof Versioned ? result.data : result;
       } catch (error) {

@@ -78,6 +78,13 @@ export interface ClientOptions extends Callbacks {
   fetchOptions?: FetchOptions & { credentials?: RequestCredentials };
 }
 
+/**
+ * The last write position an app with read replicas reported to each client (`Crudkit-Position`),
+ * sent back with its next requests so that its reads, on whichever instance, see its writes.
+ */
+const positions = new WeakMap<ClientOptions, string>();
+const POSITION = "crudkit-position";
+
 export interface RequestSpec {
   method: string;
   path: string;
@@ -102,6 +109,8 @@ export async function send<T>(
   if (call.idempotencyKey !== undefined) headers.set("idempotency-key", call.idempotencyKey);
   const { returning } = call as WriteOptions<T>;
   if (returning !== undefined) headers.set("prefer", `return=${returning}`);
+  const position = positions.get(client);
+  if (position !== undefined && !headers.has(POSITION)) headers.set(POSITION, position);
   const hasBody = spec.body !== undefined;
   if (hasBody && !headers.has("content-type")) headers.set("content-type", "application/json");
   const request: RequestContext = {
@@ -121,6 +130,8 @@ export async function send<T>(
       signal: call.signal ?? call.fetchOptions?.signal ?? client.fetchOptions?.signal,
       credentials: client.fetchOptions?.credentials,
     });
+    const reported = response.headers.get(POSITION);
+    if (reported !== null) positions.set(client, reported);
     const parsed = await readJson(response);
     if (response.ok && parsed.ok) {
       const data = parsed.value as T;

@@ -8,6 +8,7 @@ import type { EndpointContext } from "./endpoint.ts";
 import { APIError } from "./errors.ts";
 import type { Identify, User } from "./identity.ts";
 import { checkJsonValue, checkParameter } from "./input-checks.ts";
+import { type ReadRouter, readsOnly } from "./read-routing.ts";
 import { readJsonBody } from "./request-body.ts";
 import { RequestCache } from "./request-cache.ts";
 import { type ServerApi, type ServerCalls, serverApi } from "./server-api.ts";
@@ -24,6 +25,8 @@ export interface ContextDeps {
   readonly driverErrors: DriverErrors;
   /** The app's operations by name, for `ctx.api` (filled in once the app has them). */
   readonly serverCalls: ServerCalls;
+  /** With read replicas: where a request's reads run (read-routing.ts). */
+  readonly reads?: ReadRouter | undefined;
 }
 
 const NO_QUERY: Record<string, string | undefined> = Object.freeze({});
@@ -35,10 +38,43 @@ const NO_QUERY: Record<string, string | undefined> = Object.freeze({});
 abstract class RequestParts {
   abstract readonly db: Kysely<any>;
   abstract readonly headers: Headers;
+  abstract readonly userId: string | undefined;
   #cache: RequestCache | undefined;
   #api: ServerApi | undefined;
+  #readDb: Kysely<any> | undefined;
 
   constructor(protected readonly deps: ContextDeps) {}
+
+  /** Whether the call changes nothing (a GET): its reads may then go to a replica. */
+  protected abstract readOnly(): boolean;
+  abstract readonly source: "http" | "server";
+
+  /**
+   * Where this call's reads run: with read replicas, one that holds the caller's writes, chosen on
+   * the first read (the caller is known by then); else the primary, `db`.
+   */
+  get readDb(): Kysely<any> {
+    if (this.#readDb === undefined) {
+      const reads = this.deps.reads;
+      this.#readDb = reads && this.readOnly() && this.db === this.deps.db ? reads.route(this) : this.db;
+    }
+    return this.#readDb;
+  }
+
+  /** The replica this call's reads ran on, if they did. */
+  get replica(): Kysely<any> | undefined {
+    return this.#readDb !== undefined && this.#readDb !== this.db ? this.#readDb : undefined;
+  }
+
+  /** Reads go to the primary: a replica failed this call, which runs again. */
+  readFromPrimary(): void {
+    this.#readDb = this.db;
+  }
+
+  /** Whether the call may write on the app's database, not inside another's transaction. */
+  get writesPrimary(): boolean {
+    return !this.readOnly() && this.db === this.deps.db;
+  }
 
   get cache(): RequestCache {
     this.#cache ??= new RequestCache();
@@ -82,6 +118,10 @@ export class HttpContext extends RequestParts implements EndpointContext {
 
   get headers(): Headers {
     return this.request.headers;
+  }
+
+  protected readOnly(): boolean {
+    return readsOnly(this.request.method);
   }
 
   get query(): Record<string, string | undefined> {
@@ -137,6 +177,10 @@ export function contextWith(ctx: EndpointContext, changes: Partial<EndpointConte
     overrideAccess: ctx.overrideAccess,
     ip: ctx.ip,
     db: ctx.db,
+    // The inner call reads where the outer one does, unless it runs on another database.
+    get readDb() {
+      return changes.db ?? ctx.readDb;
+    },
     where: ctx.where,
     readBody: () => ctx.readBody(),
     getUser: () => ctx.getUser(),
@@ -172,6 +216,7 @@ export class InProcessContext extends RequestParts implements EndpointContext {
   readonly source = "server" as const;
   readonly request = undefined;
   readonly ip = undefined;
+  readonly userId = undefined;
   readonly db: Kysely<any>;
   readonly headers: Headers;
   readonly params: Record<string, string>;
@@ -185,6 +230,8 @@ export class InProcessContext extends RequestParts implements EndpointContext {
     deps: ContextDeps,
     /** Where the call runs: the app's database, or the transaction of the write whose hook calls. */
     db: Kysely<any> = deps.db,
+    /** The endpoint reads only (a GET): its reads may go to a replica. */
+    private readonly reading = false,
   ) {
     super(deps);
     this.db = db;
@@ -193,6 +240,10 @@ export class InProcessContext extends RequestParts implements EndpointContext {
     this.query = options.query ? stringValues(options.query) : NO_QUERY;
     this.where = whereOf(options.query, deps.jsonDepth);
     this.overrideAccess = options.overrideAccess === true;
+  }
+
+  protected readOnly(): boolean {
+    return this.reading;
   }
 
   async readBody(): Promise<unknown> {

@@ -16,7 +16,11 @@ export interface CorsOptions {
   credentials?: boolean;
   /** Seconds a browser may keep a preflight's answer. @default 600 */
   maxAge?: number;
-  /** Response headers a page may read beyond the simple ones. @default ["x-cache", "x-request-id"] */
+  /**
+   * Response headers a page may read beyond the simple ones (`crudkit-position`: a write's place
+   * in the primary's log, which a page sends back to read its writes from replicas).
+   * @default ["x-cache", "x-request-id", "crudkit-position"]
+   */
   exposeHeaders?: readonly string[];
   /** Request headers a page may send. @default the ones the preflight asks for */
   allowHeaders?: readonly string[];
@@ -42,7 +46,10 @@ export function createCors(options: CorsOptions): Cors {
     throw new ConfigError('cors: origin "*" cannot go with credentials; list the origins instead.');
   const maxAge = options.maxAge ?? 600;
   if (!Number.isInteger(maxAge) || maxAge < 0) throw new ConfigError("cors: maxAge must be whole seconds.");
-  const expose = headerList("exposeHeaders", options.exposeHeaders ?? ["x-cache", "x-request-id"]);
+  const expose = headerList(
+    "exposeHeaders",
+    options.exposeHeaders ?? ["x-cache", "x-request-id", "crudkit-position"],
+  );
   const allowHeaders = options.allowHeaders ? headerList("allowHeaders", options.allowHeaders) : undefined;
   const methods = headerList("methods", options.methods ?? ["GET", "POST", "PATCH", "DELETE"]);
   const any = options.origin === "*";

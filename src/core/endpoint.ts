@@ -25,6 +25,11 @@ export interface EndpointContext {
   readonly ip: string | undefined;
   readonly db: Kysely<any>;
   /**
+   * Where the endpoint's reads run: with read replicas, a replica that holds the caller's writes
+   * (read-routing.ts); otherwise, or when absent, `db`.
+   */
+  readonly readDb?: Kysely<any>;
+  /**
    * A list's filter as server code gave it (`app.api`'s `where`): an object, read by the same
    * parser as the `filter[…]` parameters after decoding, with its values typed. Undefined over HTTP.
    */

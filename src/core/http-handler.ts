@@ -11,6 +11,7 @@ import type { User } from "./identity.ts";
 import type { InFlight } from "./in-flight.ts";
 import { listTag } from "./list-validator.ts";
 import { minimalAnswer, prefersMinimal } from "./prefer.ts";
+import { handledOnReplicas, POSITION_HEADER } from "./read-routing.ts";
 import { requestIdOf } from "./request-id.ts";
 import {
   type AnswerFor,
@@ -78,6 +79,8 @@ interface Seen {
   endpoint?: Endpoint;
   ctx?: HttpContext;
   code?: string;
+  /** With read replicas: the primary's position after this request's write (read-routing.ts). */
+  position?: string | undefined;
 }
 
 export function createHttpHandler(handler: HandlerDeps): RequestHandler {
@@ -117,6 +120,7 @@ function answer(handler: HandlerDeps): RequestHandler {
         ? answerOne(request, info, requestId, seen)
         : untraced(() => answerOne(request, info, requestId, seen));
     const response = identified(await answered, requestId);
+    if (seen.position) response.headers.set(POSITION_HEADER, seen.position);
     if (traced) {
       traced.span.setAttribute("crudkit.request_id", requestId);
       const { route, code } = seen;
@@ -150,7 +154,18 @@ function answer(handler: HandlerDeps): RequestHandler {
       }
       ctx = new HttpContext(request, params, deps, info?.ip);
       seen.ctx = ctx;
-      const result = await endpoint.handler(ctx);
+      let result: unknown;
+      if (deps.reads) {
+        const handled = await handledOnReplicas(
+          deps.reads,
+          (routed) => endpoint.handler(routed),
+          ctx,
+          () => new HttpContext(request, params, deps, info?.ip),
+        );
+        ({ ctx, result } = handled);
+        seen.ctx = ctx;
+        seen.position = handled.position;
+      } else result = await endpoint.handler(ctx);
       const answer: AnswerFor = { privately: ctx.identified, vary, head };
       if (endpoint.minimal && prefersMinimal(request.headers.get("prefer"))) {
         const headers = answer.privately ? PRIVATE_ONLY : NOTHING;

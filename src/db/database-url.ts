@@ -8,8 +8,8 @@ import { ConfigError } from "../core/errors.ts";
 /** What a URL opens: the `database` option of `crudkit()`. */
 export type DatabaseUrlOptions =
   | { provider: "sqlite"; url: string }
-  | { provider: "postgres"; url: string; directUrl?: string }
-  | { provider: "mysql"; url: string };
+  | { provider: "postgres"; url: string; directUrl?: string; replicas?: readonly string[] }
+  | { provider: "mysql"; url: string; replicas?: readonly string[] };
 
 const KNOWN = ["postgres://", "postgresql://", "mysql://", "file:", ":memory:"] as const;
 
@@ -53,9 +53,13 @@ function schemeOf(url: string): string | undefined {
  */
 export function databaseFromUrl(
   url: string,
-  options: { directUrl?: string | undefined } = {},
+  options: {
+    directUrl?: string | undefined;
+    /** Read replicas of a PostgreSQL or MySQL primary (`database.replicas`); empty for none. */
+    replicas?: readonly string[] | undefined;
+  } = {},
 ): DatabaseUrlOptions {
-  const opened = openedUrl(url);
+  const opened = withReplicas(openedUrl(url), options.replicas);
   const { directUrl } = options;
   if (directUrl === undefined || directUrl === "") return opened;
   if (opened.provider !== "postgres" || !["postgres", "postgresql"].includes(schemeOf(directUrl) ?? ""))
@@ -63,6 +67,16 @@ export function databaseFromUrl(
       "directUrl is for PostgreSQL behind a pooler in transaction mode: both URLs must be postgres://….",
     );
   return { ...opened, directUrl };
+}
+
+function withReplicas(
+  opened: DatabaseUrlOptions,
+  replicas: readonly string[] | undefined,
+): DatabaseUrlOptions {
+  if (replicas === undefined || replicas.length === 0) return opened;
+  if (opened.provider === "sqlite")
+    throw new ConfigError("Read replicas are for PostgreSQL and MySQL/MariaDB; an SQLite database has none.");
+  return { ...opened, replicas };
 }
 
 function openedUrl(url: string): DatabaseUrlOptions {

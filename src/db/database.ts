@@ -6,11 +6,15 @@ import { coalescingDialect, registerCoalescing } from "./coalesced-inserts.ts";
 import { type DialectName, type DialectProfile, dialectProfile } from "./dialect.ts";
 import { observeDirectPath } from "./direct-path.ts";
 import { openMysql } from "./engines/mysql/driver.ts";
+import { mysqlReplication } from "./engines/mysql/replication.ts";
 import { openPostgres } from "./engines/postgres/driver.ts";
+import { postgresReplication } from "./engines/postgres/replication.ts";
 import { openSqlite, sqlitePath } from "./engines/sqlite/driver.ts";
 import { createSqliteReaders } from "./engines/sqlite/readers.ts";
 import { observedDialect, type StatementProbe } from "./observed-statements.ts";
 import type { ReaderThreads } from "./reader-threads.ts";
+import { type ReplicaSet, replicaSet } from "./replica-set.ts";
+import type { Replication } from "./replication.ts";
 
 export type DatabaseOptions =
   | {
@@ -24,7 +28,7 @@ export type DatabaseOptions =
        */
       readers?: number;
     }
-  | {
+  | ({
       provider: "postgres";
       url: string;
       /**
@@ -34,10 +38,21 @@ export type DatabaseOptions =
        * its own (the migration lock) runs on `directUrl`. Prisma names it the same.
        */
       directUrl?: string;
-    }
-  | { provider: "mysql"; url: string }
+    } & ReplicaOptions)
+  | ({ provider: "mysql"; url: string } & ReplicaOptions)
   | Kysely<any>
   | Dialect;
+
+/** Read replicas of a PostgreSQL or MySQL/MariaDB primary (see replica-set.ts). */
+export interface ReplicaOptions {
+  /**
+   * URLs of replicas that follow `url` (PostgreSQL streaming replicas, MariaDB GTID replicas). Reads
+   * outside a transaction go to one that is within `maxLag`, and has the caller's own writes.
+   */
+  replicas?: readonly string[];
+  /** Seconds a replica may lag behind the primary and still serve reads. @default 5 */
+  maxLag?: number;
+}
 
 export interface Database {
   readonly kysely: Kysely<any>;
@@ -53,6 +68,8 @@ export interface Database {
   readonly session?: Kysely<any>;
   /** SQLite files: the reader threads lists over big tables run on. */
   readonly readers?: ReaderThreads;
+  /** `database.replicas`: the read replicas and how far each is behind. */
+  readonly replicas?: ReplicaSet;
 }
 
 export function openDatabase(
@@ -96,16 +113,32 @@ export function openDatabase(
         ? `database.directUrl must be a URL such as "${EXAMPLE_URLS.postgres}".`
         : "database.directUrl is for PostgreSQL behind a pooler in transaction mode; remove it.",
     );
+  const replicas = replicaOptions(options as ReplicaOptions, provider);
+  // Each replica's Kysely: the engine's driver, the app's statement timeout and probes.
+  const withReplicas = (main: Kysely<any>, replication: Replication, open: (url: string) => Kysely<any>) =>
+    replicas
+      ? { replicas: replicaSet(main, replicas.urls, { maxLag: replicas.maxLag, replication, open, log }) }
+      : {};
   if (provider === "postgres") {
     const pooled = typeof directUrl === "string";
-    const main = openPostgres(url, log, statementTimeout, coalesced, pooled);
+    const main = registerCoalescing(observed(openPostgres(url, log, statementTimeout, coalesced, pooled)));
     return {
-      ...described(registerCoalescing(observed(main)), "postgres"),
+      ...described(main, "postgres"),
       ...(pooled ? { session: openPostgres(directUrl, log) } : {}),
+      ...withReplicas(main, postgresReplication, (replica) =>
+        observed(openPostgres(replica, log, statementTimeout, wrap)),
+      ),
     };
   }
-  if (provider === "mysql")
-    return described(registerCoalescing(observed(openMysql(url, log, statementTimeout, coalesced))), "mysql");
+  if (provider === "mysql") {
+    const main = registerCoalescing(observed(openMysql(url, log, statementTimeout, coalesced)));
+    return {
+      ...described(main, "mysql"),
+      ...withReplicas(main, mysqlReplication, (replica) =>
+        observed(openMysql(replica, log, statementTimeout, wrap)),
+      ),
+    };
+  }
   const readers = (options as { readers?: unknown }).readers ?? 2;
   if (typeof readers !== "number" || !Number.isInteger(readers) || readers < 0 || readers > 64)
     throw new ConfigError(`database.readers must be a whole number from 0 to 64, got ${String(readers)}.`);
@@ -117,6 +150,42 @@ export function openDatabase(
       ? { readers: createSqliteReaders(path, readers, main, wrap) }
       : {}),
   };
+}
+
+/** At most this many replicas: each keeps a pool of its own, and the poller asks each in turn. */
+const MAX_REPLICAS = 16;
+
+/** `replicas` and `maxLag`, checked; undefined without replicas. */
+function replicaOptions(
+  options: ReplicaOptions,
+  provider: "sqlite" | "postgres" | "mysql",
+): { urls: readonly string[]; maxLag: number } | undefined {
+  const { replicas, maxLag = 5 } = options;
+  if (typeof maxLag !== "number" || !Number.isFinite(maxLag) || maxLag <= 0 || maxLag > 3600)
+    throw new ConfigError(
+      `database.maxLag must be a number of seconds above 0 (at most 3600), got ${String(maxLag)}.`,
+    );
+  if (replicas === undefined) return undefined;
+  if (provider === "sqlite")
+    throw new ConfigError(
+      "database.replicas is for PostgreSQL and MySQL/MariaDB; an SQLite database has no replicas.",
+    );
+  if (!Array.isArray(replicas) || replicas.length > MAX_REPLICAS)
+    throw new ConfigError(
+      `database.replicas must be a list of at most ${MAX_REPLICAS} URLs such as "${EXAMPLE_URLS[provider]}".`,
+    );
+  const schemes = provider === "postgres" ? ["postgres:", "postgresql:"] : ["mysql:"];
+  for (const [i, url] of replicas.entries()) {
+    let scheme: string | undefined;
+    try {
+      scheme = typeof url === "string" ? new URL(url).protocol : undefined;
+    } catch {}
+    if (!scheme || !schemes.includes(scheme))
+      throw new ConfigError(
+        `database.replicas[${i}] must be a ${provider} URL such as "${EXAMPLE_URLS[provider]}".`,
+      );
+  }
+  return replicas.length ? { urls: replicas, maxLag } : undefined;
 }
 
 const EXAMPLE_URLS = {

@@ -103,7 +103,9 @@ async function expandLevel(
       const target = rt.runtimeOf(relation.target);
       const ids = distinct(records.map((r) => r[relation.field]));
       const reader = ids.length ? await readerOf(target, ctx, readers) : null;
-      const found = reader ? await target.store.related.byIds(ctx.db, ids, reader.scope, reader.hidden) : [];
+      const found = reader
+        ? await target.store.related.byIds(ctx.readDb ?? ctx.db, ids, reader.scope, reader.hidden)
+        : [];
       const visible = found.map((r) => withoutHidden(r, reader!.hidden));
       await expandLevel(target, ctx, visible, children, readers);
       const byId = new Map(visible.map((r) => [r.id, r]));
@@ -119,7 +121,7 @@ async function expandLevel(
       const found: Row[] = [];
       for (let i = 0; reader && i < ids.length; i += IDS_PER_STATEMENT)
         for (const record of await target.store.related.byIds(
-          ctx.db,
+          ctx.readDb ?? ctx.db,
           ids.slice(i, i + IDS_PER_STATEMENT),
           reader.scope,
           reader.hidden,
@@ -173,7 +175,7 @@ async function childrenOf(
     const batch = parents.slice(i, i + IDS_PER_STATEMENT);
     if (relation.through)
       for (const listed of await reads.byListers(
-        ctx.db,
+        ctx.readDb ?? ctx.db,
         relation.through,
         batch,
         relation,
@@ -183,7 +185,7 @@ async function childrenOf(
         found.push(listed);
     else
       for (const record of await reads.byParents(
-        ctx.db,
+        ctx.readDb ?? ctx.db,
         relation.field,
         batch,
         relation,

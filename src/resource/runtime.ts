@@ -209,6 +209,15 @@ export function extend<A extends object, B extends object>(base: A, extra: B): A
   return Object.assign({}, base, extra);
 }
 
+/**
+ * Where a read of records runs: `ctx.readDb` (a replica, with read replicas), except for an answer a
+ * cache keeps. A cache forgets a record when it is written, and a replica a little behind could then
+ * hand it the version before the write, kept until the next write: cached reads come from the primary.
+ */
+export function readsFor(ctx: EndpointContext, cached: boolean): Kysely<any> {
+  return cached ? ctx.db : (ctx.readDb ?? ctx.db);
+}
+
 /** What hooks see of an operation on the resource; `id` for the operations on one record. */
 export function hookContext(
   ctx: EndpointContext,

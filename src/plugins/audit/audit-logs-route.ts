@@ -110,7 +110,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
         if (!AUDIT_PARAMETERS.includes(key)) throw unknownParameter(key, AUDIT_PARAMETERS, false);
       const filters = ctx.input.query;
       const page = parsePage(ctx.query, app.listLimits);
-      let query = ctx.db.selectFrom(AUDIT_LOGS);
+      let query = (ctx.readDb ?? ctx.db).selectFrom(AUDIT_LOGS);
       if (scope) query = query.where(scope);
       if (filters.resource) query = query.where("resource", "=", filters.resource);
       if (filters.operation) query = query.where("operation", "=", filters.operation);

@@ -126,7 +126,7 @@ async function historyPage(
   const { cursor, limit } = page;
   const newestFirst = cursor?.direction !== "before";
   const order = newestFirst ? "desc" : "asc";
-  let query = ctx.db
+  let query = (ctx.readDb ?? ctx.db)
     .selectFrom(AUDIT_LOGS)
     .selectAll()
     .where("record_id", "=", id)

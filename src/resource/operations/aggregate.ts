@@ -31,7 +31,7 @@ export function aggregateEndpoint(rt: ResourceRuntime): Endpoint {
       if (hooks.beforeList.length)
         await runAll(hooks.beforeList, extend(hookContext(ctx, rt, "list", admission.user), { query: list }));
       try {
-        const items = await rt.aggregator.run(ctx.db, query, {
+        const items = await rt.aggregator.run(ctx.readDb ?? ctx.db, query, {
           scope: admission.scope,
           hidden: admission.hidden,
           searchIn: listRules.searchable,

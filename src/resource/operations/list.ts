@@ -1,5 +1,6 @@
 // GET /<plural>?page&limit&search&sortBy&sortOrder&count&filter[…] → 200 with { items, pagination }.
 
+import type { Kysely } from "kysely";
 import type { Endpoint } from "../../core/endpoint.ts";
 import type { CachedRead } from "../../core/plugin.ts";
 import { type ListQuery, paginate, parseListQuery } from "../../query/list-query.ts";
@@ -9,7 +10,7 @@ import { gatesOnly, withoutHidden } from "../field-access.ts";
 import { runAll, runTransforming } from "../hooks.ts";
 import type { Readers } from "../related-access.ts";
 import { namesRelatedFields, scopeRelatedFilters } from "../relation-filter.ts";
-import { capitalize, extend, hookContext, type ResourceRuntime } from "../runtime.ts";
+import { capitalize, extend, hookContext, type ResourceRuntime, readsFor } from "../runtime.ts";
 
 type ListRead = CachedRead & {
   query: ListQuery;
@@ -18,6 +19,8 @@ type ListRead = CachedRead & {
   expand: ExpandNode[] | undefined;
   /** The related read admissions a relation filter asked, for the expansion to reuse. */
   readers: Readers | undefined;
+  /** Where the page is read: a page a cache keeps comes from the primary (see readsFor). */
+  db: Kysely<any>;
 };
 
 const EXPAND = ["expand"];
@@ -25,7 +28,7 @@ const EXPAND = ["expand"];
 export function listEndpoint(rt: ResourceRuntime): Endpoint {
   const { resource, hooks } = rt;
   const load = async (read: CachedRead) => {
-    const { ctx, user, query, admission, searchIn, expand, readers } = read as ListRead;
+    const { ctx, user, query, admission, searchIn, expand, readers, db } = read as ListRead;
     const base =
       hooks.beforeList.length || hooks.afterList.length
         ? extend(hookContext(ctx, rt, "list", user), { query })
@@ -33,7 +36,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
     if (hooks.beforeList.length) await runAll(hooks.beforeList, base!);
     // Hidden fields are not even selected, unless hooks see the page first (they see whole records).
     const { hidden } = admission;
-    const listed = await rt.store.list(ctx.db, query, {
+    const listed = await rt.store.list(db, query, {
       scope: admission.scope,
       searchIn,
       hidden: hooks.afterList.length ? gatesOnly(hidden) : hidden,
@@ -84,6 +87,7 @@ export function listEndpoint(rt: ResourceRuntime): Endpoint {
         searchIn: rules.searchable,
         expand,
         readers,
+        db: readsFor(ctx, cached !== undefined),
       };
       return cached ? cached.serve(read, load) : load(read);
     },

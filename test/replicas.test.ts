@@ -1,0 +1,391 @@
+// Read replicas (issue 37 §1), on a real PostgreSQL streaming replica and a real MariaDB GTID
+// replica (scripts/services.sh starts both). To see where a read went, the test stops the replica
+// from replaying (PostgreSQL's pg_wal_replay_pause(), MariaDB's STOP SLAVE SQL_THREAD): a write
+// then exists on the primary only, so a read that does not find it was answered by the replica.
+
+import { createResource, crudkit, type DatabaseOptions, databaseFromUrl, withId } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
+import { type Kysely, sql } from "kysely";
+import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { INTERNALS } from "../src/app/internals.ts";
+import type { ReplicaSet } from "../src/db/replica-set.ts";
+import { DIALECTS } from "./dialects.ts";
+import { call, freePort, userFromHeader } from "./helpers.ts";
+
+const note = createResource({
+  name: "note",
+  schema: withId({ text: z.string().max(100) }),
+  access: { list: true, read: true, create: true, update: true, delete: true },
+});
+
+const ENGINES = [
+  { name: "postgres", replica: process.env.CRUDKIT_TEST_POSTGRES_REPLICA_URL },
+  { name: "mysql", replica: process.env.CRUDKIT_TEST_MYSQL_REPLICA_URL },
+] as const;
+
+/** `url` naming database `name` instead. */
+const onDatabase = (url: string, name: string) => {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+};
+
+const closing: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const close of closing.splice(0).reverse()) await close().catch(() => {});
+});
+
+const replicasOf = (app: object) =>
+  (app as { [INTERNALS]: { database: { replicas?: ReplicaSet } } })[INTERNALS].database.replicas!;
+
+/** Resolves once every replica serves reads (a poll found it caught up). */
+async function serving(app: object): Promise<void> {
+  const replicas = replicasOf(app);
+  for (let i = 0; i < 100 && !replicas.states().every((r) => r.status === "ok"); i++) await replicas.polled();
+  expect(replicas.states().map((r) => r.status)).toEqual(replicas.states().map(() => "ok"));
+}
+
+/** Resolves once the replica holds `count` notes. */
+async function replicated(replica: Kysely<any>, count: number): Promise<void> {
+  await until(async () => {
+    const rows = await replica
+      .selectFrom("note")
+      .select("id")
+      .execute()
+      .catch(() => []);
+    return rows.length === count;
+  });
+}
+
+async function until(test: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await test())) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+for (const engine of ENGINES) {
+  const dialect = DIALECTS.find((d) => d.name === engine.name && !d.label)!;
+  const missing =
+    dialect.missing ?? (engine.replica ? undefined : `no ${engine.name} replica (scripts/services.sh)`);
+  if (missing && !process.env.CI) continue;
+
+  describe(`read replicas on ${engine.name}`, () => {
+    /** A fresh database on the primary, and the same database's name on the replica. */
+    const fresh = async () => {
+      const primary = await dialect.fresh();
+      const name = new URL(primary.url).pathname.slice(1);
+      return { primary, replicaUrl: onDatabase(engine.replica!, name) };
+    };
+    const direct = async (url: string): Promise<Kysely<any>> => {
+      const { Kysely, MysqlDialect, PostgresDialect } = await import("kysely");
+      const db =
+        engine.name === "postgres"
+          ? new Kysely<any>({
+              dialect: new PostgresDialect({
+                pool: new (await import("pg")).default.Pool({ connectionString: url, max: 2 }),
+              }),
+            })
+          : new Kysely<any>({
+              dialect: new MysqlDialect({
+                pool: (await import("mysql2")).createPool({ uri: url, connectionLimit: 2 }),
+              }),
+            });
+      closing.push(() => db.destroy());
+      return db;
+    };
+    /** Stops or restarts the replica's replay (its connection is a superuser's). */
+    const replay = async (replica: Kysely<any>, on: boolean) => {
+      if (engine.name === "mysql") {
+        await sql.raw(on ? "START SLAVE SQL_THREAD" : "STOP SLAVE SQL_THREAD").execute(replica);
+        return;
+      }
+      await sql.raw(on ? "select pg_wal_replay_resume()" : "select pg_wal_replay_pause()").execute(replica);
+      // A pause is a request: replay stops at its next record.
+      if (!on)
+        await until(
+          async () =>
+            (await sql<{ state: string }>`select pg_get_wal_replay_pause_state() as state`.execute(replica))
+              .rows[0]?.state === "paused",
+        );
+    };
+    const appOn = (database: DatabaseOptions, more: { log?: (m: string) => void } = {}) => {
+      const app = crudkit({
+        database,
+        autoMigrate: true,
+        resources: [note],
+        identify: userFromHeader,
+        log: more.log ?? (() => {}),
+      });
+      closing.push(() => app.close());
+      return app;
+    };
+
+    const texts = (res: { body: any }) => res.body.items.map((n: { text: string }) => n.text).sort();
+
+    it("reads go to a replica; a writer reads her writes, on this instance and on another with the position; past maxLag reads go to the primary and health says degraded", async () => {
+      const { primary, replicaUrl } = await fresh();
+      const database = { ...primary, replicas: [replicaUrl], maxLag: 2 } as DatabaseOptions;
+      const app = appOn(database);
+      const other = appOn(database);
+      await app.ready;
+      await other.ready;
+      const replicaDb = await direct(replicaUrl);
+      // The replica has the table before the test stops its replay.
+      expect(
+        (await call(app, "POST", "/api/note", { body: { text: "warm" }, headers: { "x-user": "carol" } }))
+          .status,
+      ).toBe(201);
+      await replicated(replicaDb, 1);
+      await serving(app);
+      await serving(other);
+      try {
+        await replay(replicaDb, false);
+        await replicasOf(app).polled();
+        const written = await call(app, "POST", "/api/note", {
+          body: { text: "alice's" },
+          headers: { "x-user": "alice" },
+        });
+        expect(written.status).toBe(201);
+        const position = written.headers.get("crudkit-position")!;
+        expect(position).toMatch(
+          engine.name === "postgres" ? /^[0-9A-F]+\/[0-9A-F]+$/ : /^\d+-\d+-\d+(,\d+-\d+-\d+)*$/,
+        );
+
+        // bob reads from the replica, which has not replayed alice's write.
+        expect(texts(await call(app, "GET", "/api/notes", { headers: { "x-user": "bob" } }))).toEqual([
+          "warm",
+        ]);
+        expect(
+          (await call(app, "GET", `/api/note/${written.body.id}`, { headers: { "x-user": "bob" } })).status,
+        ).toBe(404);
+        // alice sees hers: here her user id is remembered, on the other instance the position says it.
+        expect(texts(await call(app, "GET", "/api/notes", { headers: { "x-user": "alice" } }))).toEqual([
+          "alice's",
+          "warm",
+        ]);
+        expect(
+          (await call(app, "GET", `/api/note/${written.body.id}`, { headers: { "x-user": "alice" } })).status,
+        ).toBe(200);
+        expect(texts(await call(other, "GET", "/api/notes", { headers: { "x-user": "alice" } }))).toEqual([
+          "warm",
+        ]);
+        expect(
+          texts(
+            await call(other, "GET", "/api/notes", {
+              headers: { "x-user": "alice", "crudkit-position": position },
+            }),
+          ),
+        ).toEqual(["alice's", "warm"]);
+        // Server code reads what its instance wrote; an anonymous caller with the position too.
+        expect((await app.api.listNotes()).items).toHaveLength(2);
+        expect(
+          texts(await call(other, "GET", "/api/notes", { headers: { "crudkit-position": position } })),
+        ).toHaveLength(2);
+        // A write reads the primary: dave, who has written nothing, updates alice's note.
+        const patched = await call(other, "PATCH", `/api/note/${written.body.id}`, {
+          headers: { "x-user": "dave" },
+          body: { text: "dave's" },
+        });
+        expect(patched.status).toBe(200);
+        expect(patched.headers.get("crudkit-position")).toBeTruthy();
+
+        // Past maxLag the replica is skipped: bob reads from the primary, health is degraded.
+        await until(async () => replicasOf(app).states()[0]!.status === "lagging");
+        expect(texts(await call(app, "GET", "/api/notes", { headers: { "x-user": "bob" } }))).toEqual([
+          "dave's",
+          "warm",
+        ]);
+        const health = await call(app, "GET", "/api/health");
+        expect(health.status).toBe(200);
+        expect(health.body).toMatchObject({
+          status: "degraded",
+          checks: { database: "ok", replicas: "degraded" },
+        });
+      } finally {
+        await replay(replicaDb, true);
+      }
+      await serving(app);
+      expect((await call(app, "GET", "/api/health")).body).toMatchObject({
+        status: "ok",
+        checks: { replicas: "ok" },
+      });
+      expect(texts(await call(app, "GET", "/api/notes", { headers: { "x-user": "bob" } }))).toEqual([
+        "dave's",
+        "warm",
+      ]);
+    }, 30_000);
+
+    it("the typed client sends its last write's position back: its reads on another instance see its writes", async () => {
+      const { primary, replicaUrl } = await fresh();
+      const database = { ...primary, replicas: [replicaUrl], maxLag: 5 } as DatabaseOptions;
+      const { serve } = await import("crudkit-api/node");
+      const writer = appOn(database);
+      const reader = appOn(database);
+      const servers = [
+        await serve(writer, { port: await freePort() }),
+        await serve(reader, { port: await freePort() }),
+      ];
+      closing.push(...servers.map((s) => () => s.close()));
+      await writer.api.createNote({ body: { text: "warm" }, overrideAccess: true });
+      const replicaDb = await direct(replicaUrl);
+      await replicated(replicaDb, 1);
+      await serving(writer);
+      await serving(reader);
+      // Each request goes to the next instance, as a load balancer would send them.
+      let turn = 0;
+      const client = createClient<typeof writer>({
+        baseURL: "http://127.0.0.1/api",
+        headers: { "x-user": "erin" },
+        fetch: (url, init) =>
+          fetch(String(url).replace("http://127.0.0.1/", `${servers[turn++ % 2]!.url}/`), init),
+      });
+      try {
+        await replay(replicaDb, false);
+        await replicasOf(reader).polled();
+        const created = await client.note.create({ text: "erin's" });
+        expect(created.error).toBeNull();
+        const listed = await client.note.list();
+        expect(listed.data!.items.map((n) => n.text).sort()).toEqual(["erin's", "warm"]);
+        // Another client, without the position, reads the replica on that instance.
+        const stranger = createClient<typeof writer>({
+          baseURL: `${servers[1]!.url}/api`,
+          headers: { "x-user": "erin" },
+        });
+        expect((await stranger.note.list()).data!.items).toHaveLength(1);
+      } finally {
+        await replay(replicaDb, true);
+      }
+    }, 30_000);
+
+    it("a replica that refuses connections, or whose reads fail, is skipped: every read answers from the primary and health says degraded", async () => {
+      const { primary, replicaUrl } = await fresh();
+      const logged: string[] = [];
+      const closed = onDatabase(
+        engine.replica!.replace(/:\d+\//, `:${await freePort()}/`),
+        new URL(replicaUrl).pathname.slice(1),
+      );
+      const down = appOn({ ...primary, replicas: [closed], maxLag: 1 } as DatabaseOptions, {
+        log: (m) => logged.push(m),
+      });
+      await down.ready;
+      for (let i = 0; i < 10; i++) {
+        const created = await call(down, "POST", "/api/note", {
+          body: { text: `n${i}` },
+          headers: { "x-user": "a" },
+        });
+        expect(created.status).toBe(201);
+        expect(
+          (await call(down, "GET", `/api/note/${created.body.id}`, { headers: { "x-user": "b" } })).status,
+        ).toBe(200);
+      }
+      expect(
+        (await call(down, "GET", "/api/notes?limit=20", { headers: { "x-user": "b" } })).body.items,
+      ).toHaveLength(10);
+      await until(async () => (await call(down, "GET", "/api/health")).body.checks?.replicas === "degraded");
+      expect((await call(down, "GET", "/api/health")).status).toBe(200);
+      expect(logged.some((m) => m.includes("is skipped") && !m.includes("@"))).toBe(true);
+
+      // A replica that is caught up but answers reads with an error (here: the server's own
+      // database, which has no table `note`): each read runs again on the primary.
+      const wrong = appOn({
+        ...primary,
+        replicas: [onDatabase(engine.replica!, engine.name === "postgres" ? "postgres" : "mysql")],
+        maxLag: 5,
+      } as DatabaseOptions);
+      await wrong.ready;
+      await serving(wrong);
+      for (let i = 0; i < 5; i++)
+        expect(
+          (await call(wrong, "GET", "/api/notes?limit=20", { headers: { "x-user": "b" } })).body.items,
+        ).toHaveLength(10);
+      expect((await wrong.api.listNotes({ query: { limit: 20 } })).items).toHaveLength(10);
+    }, 30_000);
+
+    it("a position header that is not one is no reason to fail: the read goes to the primary", async () => {
+      const { primary, replicaUrl } = await fresh();
+      const app = appOn({ ...primary, replicas: [replicaUrl] } as DatabaseOptions);
+      await app.ready;
+      expect(
+        (await call(app, "POST", "/api/note", { body: { text: "x" }, headers: { "x-user": "a" } })).status,
+      ).toBe(201);
+      for (const position of [
+        "",
+        "zz",
+        "0/",
+        "FFFFFFFFF/0",
+        "1-2",
+        "0-1-99999999999999999999999",
+        "x".repeat(5000),
+        "' or 1=1 --",
+        Array.from({ length: 100 }, (_, i) => `${i}-1-1`).join(","),
+        "FFFFFFFF/FFFFFFFF",
+        "4294967295-1-99999999999999999999",
+      ]) {
+        const res = await call(app, "GET", "/api/notes", {
+          headers: { "x-user": "b", "crudkit-position": position },
+        });
+        expect(res.status, position.slice(0, 40)).toBe(200);
+        expect(res.body.items).toHaveLength(1);
+      }
+    });
+  });
+}
+
+describe("read replicas: configuration", () => {
+  it("refuses what cannot work, saying what to give", () => {
+    const bad: [unknown, RegExp][] = [
+      [{ provider: "sqlite", url: "file::memory:", replicas: ["postgres://h/db"] }, /SQLite/],
+      [
+        { provider: "postgres", url: "postgres://h/db", replicas: "postgres://r/db" },
+        /list of at most 16 URLs/,
+      ],
+      [
+        { provider: "postgres", url: "postgres://h/db", replicas: ["mysql://r/db"] },
+        /replicas\[0\] must be a postgres URL/,
+      ],
+      [
+        { provider: "mysql", url: "mysql://h/db", replicas: ["postgres://r/db"] },
+        /replicas\[0\] must be a mysql URL/,
+      ],
+      [{ provider: "postgres", url: "postgres://h/db", replicas: [42] }, /replicas\[0\]/],
+      [{ provider: "postgres", url: "postgres://h/db", replicas: [""] }, /replicas\[0\]/],
+      [{ provider: "postgres", url: "postgres://h/db", replicas: ["not a url"] }, /replicas\[0\]/],
+      [
+        { provider: "postgres", url: "postgres://h/db", replicas: Array(17).fill("postgres://r/db") },
+        /at most 16/,
+      ],
+      [{ provider: "postgres", url: "postgres://h/db", replicas: ["postgres://r/db"], maxLag: 0 }, /maxLag/],
+      [{ provider: "postgres", url: "postgres://h/db", replicas: ["postgres://r/db"], maxLag: -1 }, /maxLag/],
+      [
+        { provider: "postgres", url: "postgres://h/db", replicas: ["postgres://r/db"], maxLag: Number.NaN },
+        /maxLag/,
+      ],
+      [
+        { provider: "postgres", url: "postgres://h/db", replicas: ["postgres://r/db"], maxLag: "5" },
+        /maxLag/,
+      ],
+      [
+        { provider: "postgres", url: "postgres://h/db", replicas: ["postgres://r/db"], maxLag: 1e9 },
+        /maxLag/,
+      ],
+    ];
+    for (const [database, message] of bad)
+      expect(
+        () => crudkit({ database: database as DatabaseOptions, resources: [note] }),
+        JSON.stringify(database),
+      ).toThrow(message);
+    expect(() => databaseFromUrl("file:./x.db", { replicas: ["postgres://r/db"] })).toThrow(/SQLite/);
+    expect(databaseFromUrl("postgres://u:p@h/db", { replicas: ["postgres://u:p@r/db"] })).toEqual({
+      provider: "postgres",
+      url: "postgres://u:p@h/db",
+      replicas: ["postgres://u:p@r/db"],
+    });
+    expect(databaseFromUrl("postgres://u:p@h/db", { replicas: [] })).toEqual({
+      provider: "postgres",
+      url: "postgres://u:p@h/db",
+    });
+  });
+});
