@@ -12,10 +12,27 @@ import {
   fileRef,
   jsonLogger,
   ownedBy,
+  type RedisPublisher,
+  type RedisSubscriber,
+  redisBus,
   references,
   withId,
 } from "crudkit-api";
-import { audit, cache, idempotency, metrics, upload, webhooks } from "crudkit-api/plugins";
+import {
+  audit,
+  cache,
+  type IdempotencyRedis,
+  idempotency,
+  metrics,
+  type RateLimitRedis,
+  type RedisLike,
+  rateLimit,
+  redisIdempotencyStore,
+  redisRateLimitStore,
+  redisStore,
+  upload,
+  webhooks,
+} from "crudkit-api/plugins";
 import { z } from "zod";
 
 const signedIn = ({ user }: { user: unknown }) => user !== null;
@@ -122,9 +139,20 @@ export interface ExampleOptions {
   metrics?: false | { token?: string | undefined };
   /** Spans for an OpenTelemetry SDK, when the process registers one. @default true */
   tracing?: boolean;
+  /**
+   * Redis, for several instances: the read cache, idempotency keys, rate limits and realtime
+   * events are shared through it (`subscriber` is a second connection, for the events). @default none
+   */
+  redis?: { client: SharedRedis; subscriber: RedisSubscriber };
+  /** Requests each caller may make per minute, per operation (429 past it). @default no limit */
+  rateLimit?: number;
 }
 
+/** What the example asks of a Redis client (ioredis's `Redis` is one). */
+type SharedRedis = RedisLike & IdempotencyRedis & RateLimitRedis & RedisPublisher;
+
 export function createExampleApp(options: ExampleOptions) {
+  const { redis } = options;
   return crudkit({
     database: options.database,
     autoMigrate: true,
@@ -143,7 +171,7 @@ export function createExampleApp(options: ExampleOptions) {
     docs: true,
     admin: { title: "Example shop admin" },
     // Live changes: GET /api/products/events, or client.product.subscribe(…).
-    realtime: options.realtime === undefined || options.realtime === true ? true : options.realtime,
+    realtime: realtimeOf(options),
     plugins: [
       apiKey({
         keys: {
@@ -159,9 +187,20 @@ export function createExampleApp(options: ExampleOptions) {
         access: { upload: signedIn, read: signedIn, download: signedIn, delete: signedIn, list: signedIn },
       }),
       ...(options.audit === false ? [] : [audit({ access: { read: isAdmin } })]),
-      ...(options.cache === false ? [] : [cache({ ttl: 60, access: { stats: isAdmin } })]),
-      // Creates and uploads that carry an Idempotency-Key are safe to retry.
-      idempotency(),
+      ...(options.cache === false
+        ? []
+        : [cache({ ttl: 60, access: { stats: isAdmin }, ...(redis ? { store: redisStore(redis.client) } : {}) })]),
+      // Creates and uploads that carry an Idempotency-Key are safe to retry (on any instance, with Redis).
+      idempotency(redis ? { store: redisIdempotencyStore(redis.client) } : {}),
+      ...(options.rateLimit
+        ? [
+            rateLimit({
+              window: 60,
+              max: options.rateLimit,
+              ...(redis ? { store: redisRateLimitStore(redis.client) } : {}),
+            }),
+          ]
+        : []),
       // Prometheus metrics for the admin's key, or a scraper's token (METRICS_TOKEN in server.ts).
       ...(options.metrics ? [metrics({ tokens: options.metrics.token ? [options.metrics.token] : [] })] : []),
       ...(options.webhook
@@ -181,3 +220,11 @@ export function createExampleApp(options: ExampleOptions) {
 }
 
 export type ExampleApp = ReturnType<typeof createExampleApp>;
+
+/** Realtime as asked, its events shared through Redis when there is one. */
+function realtimeOf(options: ExampleOptions) {
+  if (options.realtime === false) return false;
+  const limits = options.realtime === undefined || options.realtime === true ? {} : options.realtime;
+  const { redis } = options;
+  return redis ? { ...limits, bus: redisBus({ publisher: redis.client, subscriber: redis.subscriber }) } : limits;
+}

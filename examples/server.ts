@@ -16,7 +16,10 @@
 //   WAIT_FOR_DATABASE (on; `off` exits when the database cannot be reached at startup),
 //   MAX_STREAMS_PER_USER (5) and MAX_STREAMS_PER_ADDRESS (20): event streams one user or address holds,
 //   WEBHOOK_URL and WEBHOOK_SECRET (whsec_…): POST every change there, signed (off when unset);
-//   WEBHOOK_DELIVER (on; `off` writes the events only, for another instance, a worker, to send)
+//   WEBHOOK_DELIVER (on; `off` writes the events only, for another instance, a worker, to send),
+//   REDIS_URL (for several instances: the cache, idempotency keys, rate limits and realtime events
+//   go through it), RATE_LIMIT (requests per minute each caller may make per operation; no limit
+//   when unset) and UPLOAD_DIR (DATA_DIR/uploads; one directory the instances share)
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -39,7 +42,10 @@ if (!key) {
 const userKey = process.env.USER_API_KEY || `dev-user-${randomBytes(12).toString("hex")}`;
 
 const databaseUrl = process.env.DATABASE_URL || `file:${join(dataDir, "app.db")}`;
-const uploadDir = join(dataDir, "uploads");
+// Instances that share one database share their files too: UPLOAD_DIR (or S3, in an app of yours).
+const uploadDir = process.env.UPLOAD_DIR || join(dataDir, "uploads");
+// Several instances share the cache, idempotency keys, rate limits and realtime events through Redis.
+const redis = process.env.REDIS_URL ? await redisClients(process.env.REDIS_URL) : undefined;
 const app = startupStep(() =>
   createExampleApp({
     database: databaseFromUrl(databaseUrl, {
@@ -65,6 +71,8 @@ const app = startupStep(() =>
           deliver: process.env.WEBHOOK_DELIVER !== "off",
         }
       : undefined,
+    redis,
+    rateLimit: Number(process.env.RATE_LIMIT) || undefined,
     realtime:
       process.env.REALTIME === "off"
         ? false
@@ -109,6 +117,12 @@ process.on("SIGTERM", stop);
 function exitWith(error: unknown): never {
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);
+}
+
+/** Two connections (commands, and the events' subscription); ioredis is loaded only when asked. */
+async function redisClients(url: string) {
+  const { Redis } = await import("ioredis");
+  return { client: new Redis(url), subscriber: new Redis(url) };
 }
 
 function startupStep<T>(step: () => T): T {

@@ -50,7 +50,7 @@ services_start() {
   local replica_port replica_data="$SERVICES_DIR/pg-replica"
   replica_port=$(free_port)
   mkdir -p "$replica_data" && chown postgres:postgres "$replica_data" && chmod 700 "$replica_data"
-  runuser -u postgres -- "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$pg_port" -U postgres -D "$replica_data" -R -X stream --no-sync >/dev/null || return 1
+  runuser -u postgres -- "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$pg_port" -U postgres -D "$replica_data" -R -X stream --checkpoint=fast --no-sync >/dev/null 2>&1 || return 1
   runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$replica_data" -l "$replica_data/log" -w \
     -o "-p $replica_port -k $replica_data -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300 -c hot_standby_feedback=on" start >/dev/null || return 1
   export CRUDKIT_TEST_POSTGRES_REPLICA_URL="postgres://postgres@127.0.0.1:$replica_port/crudkit"
