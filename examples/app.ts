@@ -143,8 +143,16 @@ export interface ExampleOptions {
    * Redis, for several instances: the read cache, idempotency keys, rate limits and realtime
    * events are shared through it (`subscriber` is a second connection, for the events). @default none
    */
-  redis?: { client: SharedRedis; subscriber: RedisSubscriber };
-  /** Requests each caller may make per minute, per operation (429 past it). @default no limit */
+  redis?: {
+    client: SharedRedis;
+    subscriber: RedisSubscriber;
+    /** Before every key and the events' channel, for apps that share one Redis. @default "crudkit:" */
+    prefix?: string;
+  };
+  /**
+   * Requests each caller but the admin may make per minute, per operation (429 past it; counted
+   * across instances with Redis). @default no limit
+   */
   rateLimit?: number;
 }
 
@@ -153,6 +161,7 @@ type SharedRedis = RedisLike & IdempotencyRedis & RateLimitRedis & RedisPublishe
 
 export function createExampleApp(options: ExampleOptions) {
   const { redis } = options;
+  const prefix = redis?.prefix ?? "crudkit:";
   return crudkit({
     database: options.database,
     autoMigrate: true,
@@ -189,15 +198,26 @@ export function createExampleApp(options: ExampleOptions) {
       ...(options.audit === false ? [] : [audit({ access: { read: isAdmin } })]),
       ...(options.cache === false
         ? []
-        : [cache({ ttl: 60, access: { stats: isAdmin }, ...(redis ? { store: redisStore(redis.client) } : {}) })]),
+        : [
+            cache({
+              ttl: 60,
+              access: { stats: isAdmin },
+              ...(redis ? { store: redisStore(redis.client, { prefix: `${prefix}cache:` }) } : {}),
+            }),
+          ]),
       // Creates and uploads that carry an Idempotency-Key are safe to retry (on any instance, with Redis).
-      idempotency(redis ? { store: redisIdempotencyStore(redis.client) } : {}),
+      idempotency(
+        redis ? { store: redisIdempotencyStore(redis.client, { prefix: `${prefix}idempotency:` }) } : {},
+      ),
       ...(options.rateLimit
         ? [
             rateLimit({
               window: 60,
               max: options.rateLimit,
-              ...(redis ? { store: redisRateLimitStore(redis.client) } : {}),
+              // The admin's key is not limited.
+              by: (ctx, user) =>
+                user?.roles?.includes("admin") ? null : (user?.id ?? ctx.ip ?? "anonymous"),
+              ...(redis ? { store: redisRateLimitStore(redis.client, { prefix: `${prefix}rate:` }) } : {}),
             }),
           ]
         : []),
@@ -226,5 +246,7 @@ function realtimeOf(options: ExampleOptions) {
   if (options.realtime === false) return false;
   const limits = options.realtime === undefined || options.realtime === true ? {} : options.realtime;
   const { redis } = options;
-  return redis ? { ...limits, bus: redisBus({ publisher: redis.client, subscriber: redis.subscriber }) } : limits;
+  return redis
+    ? { ...limits, bus: redisBus({ publisher: redis.client, subscriber: redis.subscriber }) }
+    : limits;
 }

@@ -18,8 +18,8 @@
 //   WEBHOOK_URL and WEBHOOK_SECRET (whsec_…): POST every change there, signed (off when unset);
 //   WEBHOOK_DELIVER (on; `off` writes the events only, for another instance, a worker, to send),
 //   REDIS_URL (for several instances: the cache, idempotency keys, rate limits and realtime events
-//   go through it), RATE_LIMIT (requests per minute each caller may make per operation; no limit
-//   when unset) and UPLOAD_DIR (DATA_DIR/uploads; one directory the instances share)
+//   go through it; REDIS_PREFIX, crudkit:, before its keys and channel), RATE_LIMIT (requests per
+//   minute each caller but the admin may make per operation; no limit when unset) and UPLOAD_DIR (DATA_DIR/uploads; one directory the instances share)
 
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -122,7 +122,11 @@ function exitWith(error: unknown): never {
 /** Two connections (commands, and the events' subscription); ioredis is loaded only when asked. */
 async function redisClients(url: string) {
   const { Redis } = await import("ioredis");
-  return { client: new Redis(url), subscriber: new Redis(url) };
+  return {
+    client: new Redis(url),
+    subscriber: new Redis(url),
+    prefix: process.env.REDIS_PREFIX || undefined,
+  };
 }
 
 function startupStep<T>(step: () => T): T {

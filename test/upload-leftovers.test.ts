@@ -1,13 +1,18 @@
 // 2,000 rejected uploads at concurrency 4, of every kind of rejection (early and mid-stream,
 // name-first and file-first, validation, size, broken base64, clients that vanish) against a served
-// app: afterwards neither the upload directory nor the spool directory holds a single file.
+// app: afterwards neither the upload directory nor the spool directory holds a single file. And what
+// a process killed mid-upload left (its names carry its tag) goes at the next start, at once.
 
-import { readdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { join } from "node:path";
 import { crudkit } from "crudkit-api";
 import { type RunningServer, serve } from "crudkit-api/node";
 import { upload } from "crudkit-api/plugins";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROCESS_TAG, tagEnded } from "../src/storage/local/process-tag.ts";
 import { randomBytesFor, tempDatabaseUrl, tempUploadDirs } from "./helpers.ts";
 
 const ALL = { upload: true, read: true, download: true, delete: true, list: true } as const;
@@ -150,4 +155,92 @@ describe("rejected uploads leave no file", () => {
     const list = await fetch(`${server.url}/api/upload/files`);
     expect(((await list.json()) as { pagination: { total: number } }).pagination.total).toBe(0);
   }, 120_000);
+});
+
+describe("what a killed process left is swept at the next start", () => {
+  /** The tag of a process of this machine that has ended: a child that prints its own, then exits. */
+  const endedTag = () =>
+    execFileSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "-e",
+        'import("./src/storage/local/process-tag.ts").then((m) => console.log(m.PROCESS_TAG))',
+      ],
+      { encoding: "utf8" },
+    ).trim();
+
+  it("its spool files, storage temporaries and stored files no record holds go at once; a running process's and recorded files stay", async () => {
+    const { uploadDir, spoolDir } = tempUploadDirs();
+    mkdirSync(spoolDir, { recursive: true });
+    const url = tempDatabaseUrl();
+    const plugins = () => [upload({ uploadDir, spoolDir, access: ALL })];
+    // A file with its record, made through the API.
+    const first = crudkit({
+      database: { provider: "sqlite", url },
+      autoMigrate: true,
+      resources: [],
+      plugins: plugins(),
+    });
+    const made = await first.handler(
+      new Request("http://localhost/api/upload/file", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ filename: "kept.png", mimeType: "image/png", file: PNG.toString("base64") }),
+      }),
+    );
+    expect(made.status).toBe(201);
+    const kept = (await made.json()) as { filename: string };
+    await first.close();
+
+    const dead = endedTag();
+    expect(dead).toMatch(/^[0-9a-f]{8}\.\d+\.[0-9a-z]+$/);
+    // What the ended process left: a spooled upload, a temporary, and a note naming a stored file
+    // with no record, and the recorded one (a name it found taken).
+    writeFileSync(join(spoolDir, `crudkit-upload-${dead}-${randomUUID()}`), "spooled");
+    writeFileSync(join(uploadDir, `.tmp-${dead}-${randomUUID()}`), "half written");
+    writeFileSync(join(uploadDir, "orphan.png"), PNG);
+    writeFileSync(
+      join(spoolDir, `crudkit-storing-${dead}-${randomUUID()}`),
+      JSON.stringify(["orphan.png", kept.filename]),
+    );
+    // A note cut short while written, and hostile ones: none may remove anything else.
+    writeFileSync(join(spoolDir, `crudkit-storing-${dead}-${randomUUID()}`), '["orph');
+    writeFileSync(
+      join(spoolDir, `crudkit-storing-${dead}-${randomUUID()}`),
+      JSON.stringify(["../../etc/passwd", { a: 1 }, "x\u0000y"]),
+    );
+    // What this running process (another instance on the machine, say) is writing: it stays.
+    const live = `crudkit-upload-${PROCESS_TAG}-${randomUUID()}`;
+    writeFileSync(join(spoolDir, live), "in flight");
+    const liveTemporary = `.tmp-${PROCESS_TAG}-${randomUUID()}`;
+    writeFileSync(join(uploadDir, liveTemporary), "in flight");
+    // An untagged name of an older version, young: it waits for the hour.
+    const untagged = `crudkit-upload-${randomUUID()}`;
+    writeFileSync(join(spoolDir, untagged), "old format");
+
+    const restarted = crudkit({
+      database: { provider: "sqlite", url },
+      autoMigrate: true,
+      resources: [],
+      plugins: plugins(),
+    });
+    await restarted.ready;
+    try {
+      expect(readdirSync(uploadDir).sort()).toEqual([liveTemporary, kept.filename].sort());
+      expect(readdirSync(spoolDir).sort()).toEqual([live, untagged].sort());
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it("a tag of this process, of another machine, or of no process is never taken for an ended one", () => {
+    expect(tagEnded(PROCESS_TAG)).toBe(false);
+    const [host, pid] = PROCESS_TAG.split(".");
+    expect(tagEnded(`${host}.${pid}.0`)).toBe(true); // this pid, an earlier start: a restart's predecessor
+    expect(tagEnded(`00000000.${pid}.0`)).toBe(false);
+    for (const tag of ["", "x", `${host}.abc.1`, `${host}.1`, `${host}.99999999999.1`, "../../x"])
+      expect(tagEnded(tag), tag).toBe(false);
+  });
 });

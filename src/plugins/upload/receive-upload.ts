@@ -10,9 +10,11 @@ import { APIError } from "../../core/errors.ts";
 import { checkJsonValue, textProblem } from "../../core/input-checks.ts";
 import type { StorageAdapter, StoredFile } from "../../storage/adapter.ts";
 import { writeNewFile } from "../../storage/local/new-file.ts";
+import { PROCESS_TAG } from "../../storage/local/process-tag.ts";
 import { type FileNaming, storedName } from "./file-naming.ts";
 import type { UploadedFileInfo } from "./options.ts";
 import { contradictsDeclaredType, SNIFF_LENGTH } from "./sniff.ts";
+import type { StoringNote } from "./storing-notes.ts";
 import { parseUploadBody, type UploadEvent } from "./upload-body.ts";
 
 export interface UploadRules {
@@ -48,6 +50,8 @@ export async function receiveUpload(
   rules: UploadRules,
   /** The uploader's id: `fileNaming: "original"` names her files in a namespace of her own. */
   owner: string | null = null,
+  /** Notes each name the file is stored under until its record commits (storing-notes.ts). */
+  note?: StoringNote,
 ): Promise<ReceivedUpload> {
   const events = parseUploadBody(source, {
     maxFileSize: rules.maxFileSize,
@@ -83,16 +87,16 @@ export async function receiveUpload(
       // Name and type came first: stream straight into storage, checking the type before any byte lands.
       const { filename, mimeType } = checkFields(fields, rules);
       checkAllowed(mimeType, rules.allowedMimeTypes);
-      stored = await rules.storage.store(
-        sniffing(fileBytes(), mimeType),
-        storedName(rules.fileNaming, filename, mimeType, owner),
-        { mimeType },
-      );
+      const name = storedName(rules.fileNaming, filename, mimeType, owner);
+      await note?.name(name);
+      stored = await rules.storage.store(sniffing(fileBytes(), mimeType), name, { mimeType });
       await readRest(events, fields);
     } else {
       // The file came first: spool it to a temporary file until its name and type are known.
-      stored = await spoolThenStore(fileBytes(), events, fields, rules, owner);
+      stored = await spoolThenStore(fileBytes(), events, fields, rules, owner, note);
     }
+    // A name taken: the file went under another one.
+    await note?.name(stored.path);
     const { filename, mimeType, metadata } = checkFields(fields, rules);
     const info: UploadedFileInfo = { size, filename, mimeType, metadata };
     await runValidate(rules.validate, info);
@@ -111,8 +115,9 @@ async function spoolThenStore(
   fields: Fields,
   rules: UploadRules,
   owner: string | null,
+  note: StoringNote | undefined,
 ): Promise<StoredFile> {
-  const spool = join(rules.spoolDir, `${SPOOL_PREFIX}${randomUUID()}`);
+  const spool = join(rules.spoolDir, `${SPOOL_PREFIX}${PROCESS_TAG}-${randomUUID()}`);
   // Made at startup; made again here in case something removed it since.
   await mkdir(rules.spoolDir, { recursive: true, mode: 0o700 });
   await writeNewFile(spool, bytes);
@@ -129,9 +134,9 @@ async function spoolThenStore(
     const spooled = async function* () {
       for await (const chunk of createReadStream(spool)) yield chunk as Uint8Array;
     };
-    return await rules.storage.store(spooled(), storedName(rules.fileNaming, filename, mimeType, owner), {
-      mimeType,
-    });
+    const name = storedName(rules.fileNaming, filename, mimeType, owner);
+    await note?.name(name);
+    return await rules.storage.store(spooled(), name, { mimeType });
   } finally {
     await unlink(spool).catch(() => {});
   }

@@ -4,6 +4,7 @@ import type { Expression, Kysely, SqlBool } from "kysely";
 import type { Endpoint, EndpointContext } from "../../core/endpoint.ts";
 import { APIError } from "../../core/errors.ts";
 import { uuidv7 } from "../../core/id.ts";
+import type { User } from "../../core/identity.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { assertJsonBody, interrupted } from "../../core/request-body.ts";
 import {
@@ -22,6 +23,7 @@ import { chunksOf } from "../../storage/adapter.ts";
 import { downloadResponse } from "./download.ts";
 import type { UploadAccess } from "./options.ts";
 import { type ReceivedUpload, receiveUpload, type UploadRules } from "./receive-upload.ts";
+import { type StoringNote, storingNote } from "./storing-notes.ts";
 import { admitUploadRows, authorizeUpload } from "./upload-access.ts";
 import {
   toRecord,
@@ -101,43 +103,59 @@ function uploadFile(state: UploadState) {
     idempotent: true,
     async handler(ctx: EndpointContext) {
       const user = await authorizeUpload(state.access, ctx);
-      const received = await receiveUpload(
-        await bodyOf(ctx, state.rules.maxFileSize),
-        state.rules,
-        user?.id ?? null,
-      );
-      const { stored, info } = received;
-      const record: UploadedFileRecord = {
-        id: uuidv7(),
-        filename: stored.path,
-        originalName: info.filename,
-        mimeType: info.mimeType,
-        size: info.size,
-        url: stored.url ?? null,
-        uploadedBy: user?.id ?? null,
-        uploadedAt: new Date().toISOString(),
-        metadata: info.metadata,
-      };
-      const hookCtx = hookContextOf(ctx, RESOURCE, "create", user);
+      // Until the record commits, a note names the stored file: a restart after a kill removes it.
+      const note = state.track ? storingNote(state.rules.spoolDir) : undefined;
       try {
-        await runWrite(ctx.db, true, async (write) => {
-          if (state.track)
-            await write.db
-              .insertInto(UPLOADED_FILES)
-              .values(toRow(state, record, received))
-              .execute();
-          await write.changed(state.app, hookCtx, { record });
-        });
-      } catch (error) {
-        // The row (or an atomic hook) failed: the stored object goes too, so neither exists.
-        await state.rules.storage
-          .delete(stored.path)
-          .catch((e) => state.app.log("crudkit: could not remove an uploaded file", e));
-        throw error;
+        return await storeAndRecord(state, ctx, user, note);
+      } finally {
+        await note?.end();
       }
-      return record;
     },
   } satisfies Endpoint as Endpoint<"uploadFile", UploadFileInput, UploadedFileRecord, "/upload/file">;
+}
+
+async function storeAndRecord(
+  state: UploadState,
+  ctx: EndpointContext,
+  user: User | null,
+  note: StoringNote | undefined,
+): Promise<UploadedFileRecord> {
+  const received = await receiveUpload(
+    await bodyOf(ctx, state.rules.maxFileSize),
+    state.rules,
+    user?.id ?? null,
+    note,
+  );
+  const { stored, info } = received;
+  const record: UploadedFileRecord = {
+    id: uuidv7(),
+    filename: stored.path,
+    originalName: info.filename,
+    mimeType: info.mimeType,
+    size: info.size,
+    url: stored.url ?? null,
+    uploadedBy: user?.id ?? null,
+    uploadedAt: new Date().toISOString(),
+    metadata: info.metadata,
+  };
+  const hookCtx = hookContextOf(ctx, RESOURCE, "create", user);
+  try {
+    await runWrite(ctx.db, true, async (write) => {
+      if (state.track)
+        await write.db
+          .insertInto(UPLOADED_FILES)
+          .values(toRow(state, record, received))
+          .execute();
+      await write.changed(state.app, hookCtx, { record });
+    });
+  } catch (error) {
+    // The row (or an atomic hook) failed: the stored object goes too, so neither exists.
+    await state.rules.storage
+      .delete(stored.path)
+      .catch((e) => state.app.log("crudkit: could not remove an uploaded file", e));
+    throw error;
+  }
+  return record;
 }
 
 function getFile(state: UploadState) {

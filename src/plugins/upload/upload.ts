@@ -7,15 +7,27 @@ import { join, resolve } from "node:path";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { CrudkitPlugin, PluginContext } from "../../core/plugin.ts";
 import { LocalStorage } from "../../storage/local/local-storage.ts";
-import { removeStale } from "../../storage/local/new-file.ts";
+import { removeLeftovers } from "../../storage/local/new-file.ts";
 import type { UploadOptions } from "./options.ts";
 import { type OwnedFilesState, ownedFiles } from "./owned-files.ts";
 import { SPOOL_PREFIX } from "./receive-upload.ts";
 import { uploadRoutes } from "./routes.ts";
+import { NOTE_PREFIX, removeUnrecorded } from "./storing-notes.ts";
 import { tracedStorage } from "./traced-storage.ts";
-import { uploadedFilesTable } from "./uploaded-files-table.ts";
+import { UPLOADED_FILES, uploadedFilesTable } from "./uploaded-files-table.ts";
 
 const STALE_AFTER_MS = 60 * 60 * 1000;
+
+/** Whether a record of `uploaded_files` holds the stored name. */
+function recordedIn(app: PluginContext) {
+  return async (name: string) =>
+    (await app.db
+      .selectFrom(UPLOADED_FILES)
+      .select("id")
+      .where("filename", "=", name)
+      .limit(1)
+      .executeTakeFirst()) !== undefined;
+}
 
 const UPLOAD_OPTION_KEYS = optionKeys<UploadOptions>()(
   "enabled storage uploadDir baseUrl maxFileSize allowedMimeTypes fileNaming spoolDir trackInDatabase validate access ownedFileAccess",
@@ -72,12 +84,21 @@ export function upload(options: UploadOptions = {}) {
           })
         : ([] as unknown as ReturnType<typeof uploadRoutes>);
     },
-    async init() {
+    async init(app: PluginContext) {
       if (!enabled) return;
       await mkdir(spoolDir, { recursive: true, mode: 0o700 });
-      // What a process killed mid-upload left: older than an hour, so no live upload's file.
-      await removeStale(spoolDir, SPOOL_PREFIX, STALE_AFTER_MS);
+      // What a process killed mid-upload left: a process of this machine that has ended (the
+      // names carry its tag), or older than an hour, so no live upload's file.
+      await removeLeftovers(spoolDir, SPOOL_PREFIX, STALE_AFTER_MS);
       if (given instanceof LocalStorage) await given.removeStaleTemporaries(STALE_AFTER_MS);
+      // Files stored whose record never committed: the notes that name them.
+      if (track)
+        await removeLeftovers(
+          spoolDir,
+          NOTE_PREFIX,
+          STALE_AFTER_MS,
+          removeUnrecorded(storage, recordedIn(app), app.log),
+        );
     },
   } satisfies CrudkitPlugin;
 }

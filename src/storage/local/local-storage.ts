@@ -8,7 +8,8 @@ import { join, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
 import type { ByteRange, StorableFile, StorageAdapter, StoredFile, StoreOptions } from "../adapter.ts";
 import { assertPlainName, candidateNames, chunksOf } from "../adapter.ts";
-import { removeStale, writeNewFile } from "./new-file.ts";
+import { removeLeftovers, writeNewFile } from "./new-file.ts";
+import { PROCESS_TAG } from "./process-tag.ts";
 
 /** Temporary names start with this; `removeStaleTemporaries` sweeps what a crash left. */
 const TEMPORARY_PREFIX = ".tmp-";
@@ -35,7 +36,7 @@ export class LocalStorage implements StorageAdapter {
   async store(file: StorableFile, filename: string, _options?: StoreOptions): Promise<StoredFile> {
     assertPlainName(filename);
     await mkdir(this.directory, { recursive: true });
-    const temporary = join(this.directory, `${TEMPORARY_PREFIX}${randomUUID()}`);
+    const temporary = join(this.directory, `${TEMPORARY_PREFIX}${PROCESS_TAG}-${randomUUID()}`);
     await writeNewFile(temporary, chunksOf(file));
     try {
       for (const name of candidateNames(filename)) {
@@ -52,9 +53,12 @@ export class LocalStorage implements StorageAdapter {
     }
   }
 
-  /** Removes temporaries older than `maxAgeMs` that a process killed mid-write left. */
+  /**
+   * Removes the temporaries a process killed mid-write left: those of a process of this machine
+   * that has ended, and any older than `maxAgeMs` (another machine's, on a shared volume).
+   */
   removeStaleTemporaries(maxAgeMs = 60 * 60 * 1000): Promise<number> {
-    return removeStale(this.directory, TEMPORARY_PREFIX, maxAgeMs);
+    return removeLeftovers(this.directory, TEMPORARY_PREFIX, maxAgeMs);
   }
 
   async retrieve(path: string): Promise<Uint8Array> {

@@ -4,6 +4,7 @@
 
 import { open, readdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { tagEnded, tagOf } from "./process-tag.ts";
 
 /** Writes `chunks` to `path` (created, never overwritten). On any failure the file is gone before this rejects. */
 export async function writeNewFile(path: string, chunks: AsyncIterable<Uint8Array>): Promise<void> {
@@ -27,7 +28,17 @@ export async function writeNewFile(path: string, chunks: AsyncIterable<Uint8Arra
  * Removes files named `prefix…` in `directory` older than `maxAgeMs`: what a process killed
  * mid-write left. Younger ones may be another instance's writes in progress. Returns how many went.
  */
-export async function removeStale(directory: string, prefix: string, maxAgeMs: number): Promise<number> {
+/**
+ * Removes the files in `directory` named `prefix…` that are older than `maxAgeMs`, or whose
+ * process has ended (their name carries its tag: process-tag.ts), and answers how many went.
+ * `before` runs first on each (the upload journal removes the stored file a note names).
+ */
+export async function removeLeftovers(
+  directory: string,
+  prefix: string,
+  maxAgeMs: number,
+  before?: (file: string) => Promise<void>,
+): Promise<number> {
   let names: string[];
   try {
     names = await readdir(directory);
@@ -40,13 +51,13 @@ export async function removeStale(directory: string, prefix: string, maxAgeMs: n
     if (!name.startsWith(prefix)) continue;
     const file = join(directory, name);
     const info = await stat(file).catch(() => undefined);
+    if (!info?.isFile() || (info.mtimeMs >= cutoff && !tagEnded(tagOf(name, prefix)))) continue;
+    if (before) await before(file);
     if (
-      info?.isFile() &&
-      info.mtimeMs < cutoff &&
-      (await unlink(file).then(
+      await unlink(file).then(
         () => true,
         () => false,
-      ))
+      )
     )
       removed++;
   }
