@@ -3,6 +3,7 @@
 // from replaying (PostgreSQL's pg_wal_replay_pause(), MariaDB's STOP SLAVE SQL_THREAD): a write
 // then exists on the primary only, so a read that does not find it was answered by the replica.
 
+import { connect, createServer, type Socket } from "node:net";
 import { createResource, crudkit, type DatabaseOptions, databaseFromUrl, withId } from "crudkit-api";
 import { createClient } from "crudkit-api/client";
 import { type Kysely, sql } from "kysely";
@@ -258,6 +259,59 @@ for (const engine of ENGINES) {
       } finally {
         await replay(replicaDb, true);
       }
+    }, 30_000);
+
+    it("a replica that dies mid-traffic: no read fails, its reads go to the primary, and it serves again once back", async () => {
+      const { primary, replicaUrl } = await fresh();
+      // The app reaches the replica through a TCP relay the test can cut, as a crash would.
+      const target = new URL(replicaUrl);
+      const sockets = new Set<Socket>();
+      const relay = createServer((client) => {
+        const server = connect(Number(target.port), target.hostname);
+        for (const socket of [client, server]) {
+          sockets.add(socket);
+          socket.on("error", () => {});
+          socket.on("close", () => sockets.delete(socket));
+        }
+        client.pipe(server).pipe(client);
+      });
+      const port = await freePort();
+      const listen = () => new Promise<void>((resolve) => relay.listen(port, "127.0.0.1", resolve));
+      await listen();
+      const relayed = Object.assign(new URL(replicaUrl), { port: String(port) }).toString();
+      const logged: string[] = [];
+      const app = appOn({ ...primary, replicas: [relayed], maxLag: 5 } as DatabaseOptions, {
+        log: (m) => logged.push(m),
+      });
+      await app.ready;
+      expect(
+        (await call(app, "POST", "/api/note", { body: { text: "x" }, headers: { "x-user": "a" } })).status,
+      ).toBe(201);
+      await replicated(await direct(replicaUrl), 1);
+      await serving(app);
+      let reading = true;
+      const statuses: number[] = [];
+      const readers = Array.from({ length: 4 }, async () => {
+        while (reading)
+          statuses.push((await call(app, "GET", "/api/notes", { headers: { "x-user": "b" } })).status);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The replica goes away: connections cut, nothing listening.
+      relay.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(replicasOf(app).states()[0]!.status).toBe("unavailable");
+      expect((await call(app, "GET", "/api/health")).body.checks.replicas).toBe("degraded");
+      await listen();
+      await serving(app);
+      reading = false;
+      await Promise.all(readers);
+      relay.close();
+      for (const socket of sockets) socket.destroy();
+      expect(statuses.length).toBeGreaterThan(20);
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      expect(logged.some((m) => m.includes("is skipped"))).toBe(true);
+      expect(logged.some((m) => m.includes("serves reads again"))).toBe(true);
     }, 30_000);
 
     it("a replica that refuses connections, or whose reads fail, is skipped: every read answers from the primary and health says degraded", async () => {
