@@ -191,25 +191,31 @@ suite("three instances, one killed mid-traffic", () => {
     const created = new Map<string, number>();
     const updates: string[] = [];
     const failures: string[] = [];
-    let position: string | undefined;
+    // The positions answered to writes, as the typed client keeps them: an answer's replaces those
+    // its request sent, so the positions of answers that crossed are all kept.
+    const positions = new Set<string>();
     let retried = 0;
     /** A request round-robin; a connection that fails (the killed instance) goes to the next one. */
     const send = async (method: string, path: string, body?: unknown, key?: string) => {
       for (let attempt = 0; attempt < 6; attempt++) {
         const instance = next();
+        const sent = [...positions];
         try {
           const response = await fetch(`${instance.url}${path}`, {
             method,
             headers: {
               "x-api-key": ADMIN,
               "content-type": "application/json",
-              ...(position ? { "crudkit-position": position } : {}),
+              ...(sent.length ? { "crudkit-position": sent.join(" ") } : {}),
               ...(key ? { "idempotency-key": key } : {}),
             },
             body: body === undefined ? undefined : JSON.stringify(body),
           });
           const reported = response.headers.get("crudkit-position");
-          if (reported) position = reported;
+          if (reported) {
+            for (const old of sent) positions.delete(old);
+            positions.add(reported);
+          }
           return { status: response.status, body: (await response.json()) as any, instance };
         } catch {
           // The connection went away: the same request, to the next instance.
@@ -234,8 +240,9 @@ suite("three instances, one killed mid-traffic", () => {
           created.set(id, n + 1000);
           updates.push(`update:${id}:${n + 1000}`);
         }
-        // Read-your-writes, on whichever instance: the price just written.
-        const read = await send("GET", `/api/product/${id}`);
+        // Read-your-writes, on whichever instance: the price just written. Expanded, so that no
+        // cache answers it (a cache reads from the primary): a replica, or the primary.
+        const read = await send("GET", `/api/product/${id}?expand=reviews`);
         if (read.status !== 200 || read.body.price !== created.get(id))
           failures.push(
             `read ${read.status} ${read.body.price} (wrote ${created.get(id)}) on ${read.instance.name}`,

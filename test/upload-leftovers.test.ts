@@ -3,7 +3,7 @@
 // app: afterwards neither the upload directory nor the spool directory holds a single file. And what
 // a process killed mid-upload left (its names carry its tag) goes at the next start, at once.
 
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
@@ -159,17 +159,22 @@ describe("rejected uploads leave no file", () => {
 
 describe("what a killed process left is swept at the next start", () => {
   /** The tag of a process of this machine that has ended: a child that prints its own, then exits. */
+  const PRINT_TAG = 'import("./src/storage/local/process-tag.ts").then((m) => console.log(m.PROCESS_TAG))';
   const endedTag = () =>
-    execFileSync(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "-e",
-        'import("./src/storage/local/process-tag.ts").then((m) => console.log(m.PROCESS_TAG))',
-      ],
-      { encoding: "utf8" },
-    ).trim();
+    execFileSync(process.execPath, ["--import", "tsx", "-e", PRINT_TAG], { encoding: "utf8" }).trim();
+  /** Another process of this machine that still runs (another instance), and its tag. */
+  const runningProcess = async () => {
+    const child = spawn(process.execPath, [
+      "--import",
+      "tsx",
+      "-e",
+      `${PRINT_TAG}.then(() => setInterval(() => {}, 1000))`,
+    ]);
+    const tag = await new Promise<string>((resolve) =>
+      child.stdout.once("data", (chunk) => resolve(String(chunk).trim())),
+    );
+    return { tag, stop: () => child.kill("SIGKILL") };
+  };
 
   it("its spool files, storage temporaries and stored files no record holds go at once; a running process's and recorded files stay", async () => {
     const { uploadDir, spoolDir } = tempUploadDirs();
@@ -201,21 +206,39 @@ describe("what a killed process left is swept at the next start", () => {
     writeFileSync(join(spoolDir, `crudkit-upload-${dead}-${randomUUID()}`), "spooled");
     writeFileSync(join(uploadDir, `.tmp-${dead}-${randomUUID()}`), "half written");
     writeFileSync(join(uploadDir, "orphan.png"), PNG);
+    // A name asked for, not sure to be the upload's (original names): another upload may hold it.
+    writeFileSync(join(uploadDir, "maybe.png"), PNG);
     writeFileSync(
       join(spoolDir, `crudkit-storing-${dead}-${randomUUID()}`),
-      JSON.stringify(["orphan.png", kept.filename]),
+      JSON.stringify([
+        { name: "orphan.png", sure: true },
+        { name: kept.filename, sure: true },
+        { name: "maybe.png", sure: false },
+      ]),
     );
-    // A note cut short while written, and hostile ones: none may remove anything else.
-    writeFileSync(join(spoolDir, `crudkit-storing-${dead}-${randomUUID()}`), '["orph');
+    // A note cut short while written (and its next version, half written), and hostile ones: none
+    // may remove anything else.
+    writeFileSync(join(spoolDir, `crudkit-storing-${dead}-${randomUUID()}`), '[{"name":"orph');
+    writeFileSync(join(spoolDir, `crudkit-storing-${dead}-${randomUUID()}.next`), '[{"name":"maybe.png","su');
     writeFileSync(
       join(spoolDir, `crudkit-storing-${dead}-${randomUUID()}`),
-      JSON.stringify(["../../etc/passwd", { a: 1 }, "x\u0000y"]),
+      JSON.stringify([
+        { name: "../../etc/passwd", sure: true },
+        { name: { a: 1 }, sure: true },
+        { name: "x\u0000y", sure: true },
+        "maybe.png",
+        null,
+      ]),
     );
-    // What this running process (another instance on the machine, say) is writing: it stays.
-    const live = `crudkit-upload-${PROCESS_TAG}-${randomUUID()}`;
-    writeFileSync(join(spoolDir, live), "in flight");
-    const liveTemporary = `.tmp-${PROCESS_TAG}-${randomUUID()}`;
-    writeFileSync(join(uploadDir, liveTemporary), "in flight");
+    // What running processes (this one, and another instance on the machine) are writing: it stays.
+    const other = await runningProcess();
+    const live = [
+      `crudkit-upload-${PROCESS_TAG}-${randomUUID()}`,
+      `crudkit-upload-${other.tag}-${randomUUID()}`,
+    ];
+    for (const name of live) writeFileSync(join(spoolDir, name), "in flight");
+    const liveTemporaries = [`.tmp-${PROCESS_TAG}-${randomUUID()}`, `.tmp-${other.tag}-${randomUUID()}`];
+    for (const name of liveTemporaries) writeFileSync(join(uploadDir, name), "in flight");
     // An untagged name of an older version, young: it waits for the hour.
     const untagged = `crudkit-upload-${randomUUID()}`;
     writeFileSync(join(spoolDir, untagged), "old format");
@@ -228,9 +251,10 @@ describe("what a killed process left is swept at the next start", () => {
     });
     await restarted.ready;
     try {
-      expect(readdirSync(uploadDir).sort()).toEqual([liveTemporary, kept.filename].sort());
-      expect(readdirSync(spoolDir).sort()).toEqual([live, untagged].sort());
+      expect(readdirSync(uploadDir).sort()).toEqual([...liveTemporaries, kept.filename, "maybe.png"].sort());
+      expect(readdirSync(spoolDir).sort()).toEqual([...live, untagged].sort());
     } finally {
+      other.stop();
       await restarted.close();
     }
   });

@@ -50,7 +50,11 @@ export function buildApi(
   const calls = serverCallsOf(deps);
   for (const endpoint of endpoints) {
     const pathParams = [...endpoint.path.matchAll(/:([A-Za-z_]\w*)/g)].map((m) => m[1]!);
-    const run = async (options: CallOptions, db: Kysely<any>) => {
+    /**
+     * `routed`: an `app.api` call, whose reads may go to a replica. A hook's `ctx.api` call reads
+     * from the primary: it may follow a write whose position is not noted yet (a commit hook).
+     */
+    const run = async (options: CallOptions, db: Kysely<any>, routed = false) => {
       inFlight.begin();
       try {
         // A caller without types may leave a path's id out: the 400 says how to give it.
@@ -65,14 +69,14 @@ export function buildApi(
         const reading = endpoint.method === "GET";
         const handler = (ctx: InProcessContext) =>
           tracing ? endpoint.handler(ctx) : untraced(() => endpoint.handler(ctx));
-        const ctx = new InProcessContext(options, deps, db, reading);
+        const ctx = new InProcessContext(options, deps, db, reading, routed);
         const result = deps.reads
           ? (
               await handledOnReplicas(
                 deps.reads,
                 handler,
                 ctx,
-                () => new InProcessContext(options, deps, db, reading),
+                () => new InProcessContext(options, deps, db, reading, routed),
               )
             ).result
           : await handler(ctx);
@@ -86,7 +90,7 @@ export function buildApi(
         inFlight.end();
       }
     };
-    const call: ApiFunction = (options = {}) => run(options, deps.db);
+    const call: ApiFunction = (options = {}) => run(options, deps.db, true);
     for (const name of [endpoint.operationName, ...(endpoint.operationAliases ?? [])])
       if (name) {
         api[name] = call;

@@ -79,10 +79,12 @@ export interface ClientOptions extends Callbacks {
 }
 
 /**
- * The last write position an app with read replicas reported to each client (`Crudkit-Position`),
- * sent back with its next requests so that its reads, on whichever instance, see its writes.
+ * The write positions an app with read replicas reported to each client (`Crudkit-Position`), sent
+ * back with its next requests so that its reads, on whichever instance, see its writes. An answer's
+ * position covers those its request sent, so it replaces them; positions of answers that crossed
+ * (requests in flight at once) are all kept, and sent space-separated.
  */
-const positions = new WeakMap<ClientOptions, string>();
+const positions = new WeakMap<ClientOptions, Set<string>>();
 const POSITION = "crudkit-position";
 
 export interface RequestSpec {
@@ -109,8 +111,9 @@ export async function send<T>(
   if (call.idempotencyKey !== undefined) headers.set("idempotency-key", call.idempotencyKey);
   const { returning } = call as WriteOptions<T>;
   if (returning !== undefined) headers.set("prefer", `return=${returning}`);
-  const position = positions.get(client);
-  if (position !== undefined && !headers.has(POSITION)) headers.set(POSITION, position);
+  const known = positions.get(client);
+  const sent = known && !headers.has(POSITION) ? [...known] : [];
+  if (sent.length) headers.set(POSITION, sent.join(" "));
   const hasBody = spec.body !== undefined;
   if (hasBody && !headers.has("content-type")) headers.set("content-type", "application/json");
   const request: RequestContext = {
@@ -131,7 +134,12 @@ export async function send<T>(
       credentials: client.fetchOptions?.credentials,
     });
     const reported = response.headers.get(POSITION);
-    if (reported !== null) positions.set(client, reported);
+    if (reported !== null) {
+      const kept = positions.get(client) ?? new Set<string>();
+      for (const position of sent) kept.delete(position);
+      kept.add(reported);
+      positions.set(client, kept);
+    }
     const parsed = await readJson(response);
     if (response.ok && parsed.ok) {
       const data = parsed.value as T;

@@ -47,6 +47,10 @@ abstract class RequestParts {
 
   /** Whether the call changes nothing (a GET): its reads may then go to a replica. */
   protected abstract readOnly(): boolean;
+  /** Whether its reads may go to a replica at all (not a hook's `ctx.api` call). */
+  protected routed(): boolean {
+    return true;
+  }
   abstract readonly source: "http" | "server";
 
   /**
@@ -56,7 +60,8 @@ abstract class RequestParts {
   get readDb(): Kysely<any> {
     if (this.#readDb === undefined) {
       const reads = this.deps.reads;
-      this.#readDb = reads && this.readOnly() && this.db === this.deps.db ? reads.route(this) : this.db;
+      this.#readDb =
+        reads && this.readOnly() && this.routed() && this.db === this.deps.db ? reads.route(this) : this.db;
     }
     return this.#readDb;
   }
@@ -230,8 +235,10 @@ export class InProcessContext extends RequestParts implements EndpointContext {
     deps: ContextDeps,
     /** Where the call runs: the app's database, or the transaction of the write whose hook calls. */
     db: Kysely<any> = deps.db,
-    /** The endpoint reads only (a GET): its reads may go to a replica. */
+    /** The endpoint reads only (a GET). */
     private readonly reading = false,
+    /** An `app.api` call: a GET's reads may go to a replica (a hook's `ctx.api` reads the primary). */
+    private readonly routedCall = false,
   ) {
     super(deps);
     this.db = db;
@@ -244,6 +251,10 @@ export class InProcessContext extends RequestParts implements EndpointContext {
 
   protected readOnly(): boolean {
     return this.reading;
+  }
+
+  protected override routed(): boolean {
+    return this.routedCall;
   }
 
   async readBody(): Promise<unknown> {

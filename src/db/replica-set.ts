@@ -94,6 +94,7 @@ export function replicaSet(
   let next = 0;
   let closed = false;
   let waiting: (() => void)[] = [];
+  let primaryFailing = false;
 
   const serves = (replica: Replica, now: number) => servesReads(replica, now, maxLagMs);
 
@@ -104,12 +105,7 @@ export function replicaSet(
     try {
       replica.replayed = await within(replication.replayed(replica.db), POLL_TIMEOUT_MS);
       replica.down = false;
-      // The newest sample it has replayed: it holds every commit acknowledged before that sample.
-      for (let i = samples.length - 1; i >= 0; i--)
-        if (replication.reached(replica.replayed, samples[i]!.position)) {
-          replica.caughtUpAt = Math.max(replica.caughtUpAt, samples[i]!.at);
-          break;
-        }
+      catchUp(replica, samples, replication);
       report(replica, Date.now());
     } catch (error) {
       replica.down = true;
@@ -121,9 +117,16 @@ export function replicaSet(
     const at = Date.now();
     try {
       samples.push({ at, position: await within(replication.primaryPosition(primary), POLL_TIMEOUT_MS) });
-    } catch {
-      // The primary is away: its own requests say so (503). Replicas are still measured against
-      // what it said before.
+      primaryFailing = false;
+    } catch (error) {
+      // The primary is away (its own requests say so, 503), or keeps no log: replicas are still
+      // measured against what it said before, and fall behind. Said once, not at every poll.
+      if (!primaryFailing)
+        log(
+          "crudkit: the primary's log position could not be read; read replicas fall behind until it can",
+          error,
+        );
+      primaryFailing = true;
     }
     // Older samples can no longer make a replica serve: it would be past maxLag anyway.
     const horizon = at - maxLagMs - interval * 2;
@@ -181,6 +184,15 @@ export function replicaSet(
       await Promise.all(replicas.map((replica) => replica.db.destroy().catch(() => {})));
     },
   };
+}
+
+/** The newest sample a replica has replayed: it holds every commit acknowledged before that sample. */
+function catchUp(replica: Replica, samples: readonly Sample[], replication: Replication): void {
+  for (let i = samples.length - 1; i >= 0; i--)
+    if (replication.reached(replica.replayed, samples[i]!.position)) {
+      replica.caughtUpAt = Math.max(replica.caughtUpAt, samples[i]!.at);
+      return;
+    }
 }
 
 /** Logs when a replica stops or starts serving, not at every poll. */

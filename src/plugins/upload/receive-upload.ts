@@ -88,15 +88,15 @@ export async function receiveUpload(
       const { filename, mimeType } = checkFields(fields, rules);
       checkAllowed(mimeType, rules.allowedMimeTypes);
       const name = storedName(rules.fileNaming, filename, mimeType, owner);
-      await note?.name(name);
+      await note?.name(name, rules.fileNaming === "uuid");
       stored = await rules.storage.store(sniffing(fileBytes(), mimeType), name, { mimeType });
       await readRest(events, fields);
     } else {
       // The file came first: spool it to a temporary file until its name and type are known.
       stored = await spoolThenStore(fileBytes(), events, fields, rules, owner, note);
     }
-    // A name taken: the file went under another one.
-    await note?.name(stored.path);
+    // Its name as stored (another, when the one asked for was taken): surely this upload's.
+    await note?.name(stored.path, true);
     const { filename, mimeType, metadata } = checkFields(fields, rules);
     const info: UploadedFileInfo = { size, filename, mimeType, metadata };
     await runValidate(rules.validate, info);
@@ -135,7 +135,7 @@ async function spoolThenStore(
       for await (const chunk of createReadStream(spool)) yield chunk as Uint8Array;
     };
     const name = storedName(rules.fileNaming, filename, mimeType, owner);
-    await note?.name(name);
+    await note?.name(name, rules.fileNaming === "uuid");
     return await rules.storage.store(spooled(), name, { mimeType });
   } finally {
     await unlink(spool).catch(() => {});

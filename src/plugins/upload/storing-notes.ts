@@ -1,12 +1,13 @@
 // Notes, in the spool directory, of the files this process is storing until their record commits.
 // A process killed between storing a file and committing its record (kill -9, a crash) leaves the
 // file with no record, and the note that names it. At startup (upload.ts) the notes of ended
-// processes are read (process-tag.ts): each file they name that no record holds is removed from
-// storage, then the note. A note is written before the file's first byte, so no moment of an
-// upload leaves a file nothing names.
+// processes are read (process-tag.ts): each file they name as surely theirs that no record holds is
+// removed from storage, then the note. A name is noted before the file's first byte: surely the
+// upload's when names are UUIDs; with other names (taken ones get a suffix) only once stored, since
+// the name asked for may be another upload's.
 
 import { randomUUID } from "node:crypto";
-import { readFile, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { StorageAdapter } from "../../storage/adapter.ts";
 import { PROCESS_TAG } from "../../storage/local/process-tag.ts";
@@ -14,8 +15,11 @@ import { PROCESS_TAG } from "../../storage/local/process-tag.ts";
 export const NOTE_PREFIX = "crudkit-storing-";
 
 export interface StoringNote {
-  /** A name the file is (about to be) stored under: noted before its bytes go. */
-  name(name: string): Promise<void>;
+  /**
+   * A name the file is (about to be) stored under, noted before its bytes go. `sure`: no other
+   * upload can hold it (a UUID, or the name storage answered).
+   */
+  name(name: string, sure: boolean): Promise<void>;
   /** The record committed, or the stored file was removed: the note goes. */
   end(): Promise<void>;
 }
@@ -23,12 +27,17 @@ export interface StoringNote {
 /** A note of one upload, in `spoolDir` (made by the plugin at startup). */
 export function storingNote(spoolDir: string): StoringNote {
   const path = join(spoolDir, `${NOTE_PREFIX}${PROCESS_TAG}-${randomUUID()}`);
-  const names: string[] = [];
+  const names: { name: string; sure: boolean }[] = [];
   return {
-    async name(name) {
-      if (names.includes(name)) return;
-      names.push(name);
-      await writeFile(path, JSON.stringify(names), { mode: 0o600 });
+    async name(name, sure) {
+      const known = names.find((noted) => noted.name === name);
+      if (known && (known.sure || !sure)) return;
+      if (known) known.sure = true;
+      else names.push({ name, sure });
+      // Written whole, then renamed over the last: a kill mid-write leaves the note as it was.
+      await mkdir(spoolDir, { recursive: true, mode: 0o700 });
+      await writeFile(`${path}.next`, JSON.stringify(names), { mode: 0o600 });
+      await rename(`${path}.next`, path);
     },
     async end() {
       if (names.length) await unlink(path).catch(() => {});
@@ -54,8 +63,9 @@ export function removeUnrecorded(
       return;
     }
     if (!Array.isArray(names)) return;
-    for (const name of names) {
-      if (typeof name !== "string" || (await recorded(name))) continue;
+    for (const noted of names) {
+      const { name, sure } = (noted ?? {}) as { name?: unknown; sure?: unknown };
+      if (typeof name !== "string" || sure !== true || (await recorded(name))) continue;
       // A name storage refuses (not one crudkit made) or cannot remove now: the note goes all the same.
       await storage
         .delete(name)

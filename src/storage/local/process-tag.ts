@@ -5,11 +5,32 @@
 // removes the leftover at once instead of after an hour.
 
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 
-/** The machine, in 8 hex digits: a tag of another machine (a shared volume) is never judged here. */
-const HOST = createHash("sha256").update(hostname()).digest("hex").slice(0, 8);
+/**
+ * Where pids mean the same, in 8 hex digits: the machine, its boot, and the pid namespace (two
+ * containers sharing a hostname and a volume each number their processes from 1). A tag of another
+ * such place is never judged here.
+ */
+const HOST = createHash("sha256")
+  .update(
+    [
+      hostname(),
+      quietly(() => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()),
+      quietly(() => readlinkSync("/proc/self/ns/pid")),
+    ].join("\0"),
+  )
+  .digest("hex")
+  .slice(0, 8);
+
+function quietly(read: () => string): string {
+  try {
+    return read();
+  } catch {
+    return "";
+  }
+}
 
 /** The start of process `pid` in clock ticks since boot (Linux's /proc), or undefined. */
 function startOf(pid: number): string | undefined {

@@ -39,7 +39,14 @@ async function variable(db: Kysely<any>, name: "gtid_binlog_pos" | "gtid_slave_p
 }
 
 export const mysqlReplication: Replication<Gtids> = {
-  primaryPosition: (db) => variable(db, "gtid_binlog_pos"),
+  async primaryPosition(db) {
+    // Without a binary log there is nothing to replicate, and an empty position would be "reached"
+    // by any server: its replicas are never caught up.
+    const [row] = (await sql<{ on: unknown }>`select @@global.log_bin as ${sql.id("on")}`.execute(db)).rows;
+    if (Number(row?.on) !== 1)
+      throw new Error("the primary writes no binary log (log_bin is off): it has no replicas to read from");
+    return variable(db, "gtid_binlog_pos");
+  },
   // A replica whose SQL thread stopped (or a server that replicates nothing) keeps its position:
   // it falls behind the primary's, and past maxLag it is skipped.
   replayed: (db) => variable(db, "gtid_slave_pos"),

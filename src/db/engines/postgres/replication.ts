@@ -1,7 +1,10 @@
 // PostgreSQL's positions for read replicas: WAL locations (`16/B374D848`), compared as 64-bit
 // numbers. The primary's is its insert location, not its write location: with
 // `synchronous_commit = off` a commit is acknowledged before its record is written, and a replica
-// must have replayed that record before it can serve the writer.
+// must have replayed that record before it can serve the writer. When the last record ended at a
+// page's end, the insert location is past the next page's header, where no replica's replay
+// position ever is (it stops at the record's end): the header is taken off, or an idle primary's
+// replicas would look behind for ever.
 
 import { type Kysely, sql } from "kysely";
 import type { Replication } from "../../replication.ts";
@@ -18,14 +21,22 @@ async function one(db: Kysely<any>, query: ReturnType<typeof sql<{ position: str
   return row?.position ?? null;
 }
 
+/** A page's header: 24 bytes, 40 on the first page of a segment. */
+const SHORT_HEADER = 24n;
+const LONG_HEADER = 40n;
+
 export const postgresReplication: Replication<bigint> = {
   async primaryPosition(db) {
-    const text = await one(
-      db,
-      sql<{ position: string | null }>`select pg_current_wal_insert_lsn()::text as position`,
-    );
-    const position = text === null ? undefined : lsn(text);
-    if (position === undefined) throw new Error(`PostgreSQL gave no WAL position (${String(text)})`);
+    const [row] = (
+      await sql<{ position: string | null; block: string; segment: string }>`select
+        pg_current_wal_insert_lsn()::text as position, current_setting('wal_block_size') as block,
+        (select setting from pg_settings where name = 'wal_segment_size') as segment`.execute(db)
+    ).rows;
+    const position = row?.position ? lsn(row.position) : undefined;
+    if (position === undefined || !row)
+      throw new Error(`PostgreSQL gave no WAL position (${String(row?.position)})`);
+    if (position % BigInt(row.segment) === LONG_HEADER) return position - LONG_HEADER;
+    if (position % BigInt(row.block) === SHORT_HEADER) return position - SHORT_HEADER;
     return position;
   },
   async replayed(db) {
