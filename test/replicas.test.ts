@@ -112,6 +112,30 @@ for (const engine of ENGINES) {
               .rows[0]?.state === "paused",
         );
     };
+    /**
+     * What the replica itself counts (PostgreSQL: its database's committed transactions, flushed
+     * within about a second; MariaDB: the SELECTs it ran) grows by at least the 50 reads `reads` makes.
+     */
+    const replicaCount = async (replica: Kysely<any>) =>
+      engine.name === "postgres"
+        ? Number(
+            (
+              await sql<{
+                n: string;
+              }>`select xact_commit::text as n from pg_stat_database where datname = current_database()`.execute(
+                replica,
+              )
+            ).rows[0]!.n,
+          )
+        : Number(
+            (await sql<{ Value: string }>`show global status like 'Com_select'`.execute(replica)).rows[0]!
+              .Value,
+          );
+    const expectServedByReplica = async (replica: Kysely<any>, reads: () => Promise<void>) => {
+      const before = await replicaCount(replica);
+      await reads();
+      await until(async () => (await replicaCount(replica)) >= before + 50);
+    };
     const appOn = (database: DatabaseOptions, more: { log?: (m: string) => void } = {}) => {
       const app = crudkit({
         database,
@@ -142,6 +166,11 @@ for (const engine of ENGINES) {
       await replicated(replicaDb, 1);
       await serving(app);
       await serving(other);
+      // Reads land on the replica, by its own statistics.
+      await expectServedByReplica(replicaDb, async () => {
+        for (let i = 0; i < 50; i++)
+          expect((await call(app, "GET", "/api/notes", { headers: { "x-user": "bob" } })).status).toBe(200);
+      });
       try {
         await replay(replicaDb, false);
         await replicasOf(app).polled();
@@ -306,6 +335,11 @@ for (const engine of ENGINES) {
       await serving(app);
       reading = false;
       await Promise.all(readers);
+      // Back: reads return to it.
+      await expectServedByReplica(await direct(replicaUrl), async () => {
+        for (let i = 0; i < 50; i++)
+          expect((await call(app, "GET", "/api/notes", { headers: { "x-user": "b" } })).status).toBe(200);
+      });
       relay.close();
       for (const socket of sockets) socket.destroy();
       expect(statuses.length).toBeGreaterThan(20);
