@@ -12,7 +12,7 @@ import { z } from "zod";
 import { INTERNALS } from "../src/app/internals.ts";
 import type { ReplicaSet } from "../src/db/replica-set.ts";
 import { DIALECTS } from "./dialects.ts";
-import { call, freePort, userFromHeader } from "./helpers.ts";
+import { call, freePort, tempUploadDirs, userFromHeader } from "./helpers.ts";
 
 const note = createResource({
   name: "note",
@@ -135,6 +135,20 @@ for (const engine of ENGINES) {
       const before = await replicaCount(replica);
       await reads();
       await until(async () => (await replicaCount(replica)) >= before + 50);
+    };
+    /** Once `app` serves, with one note the replica holds: the replica's own connection. */
+    const warmed = async (
+      app: Parameters<typeof call>[0] & { ready: Promise<void>; close(): Promise<void> },
+      replicaUrl: string,
+    ) => {
+      closing.push(() => app.close());
+      await app.ready;
+      expect(
+        (await call(app, "POST", "/api/note", { body: { text: "warm" }, headers: { "x-user": "a" } })).status,
+      ).toBe(201);
+      const replicaDb = await direct(replicaUrl);
+      await replicated(replicaDb, 1);
+      return replicaDb;
     };
     const appOn = (database: DatabaseOptions, more: { log?: (m: string) => void } = {}) => {
       const app = crudkit({
@@ -289,6 +303,45 @@ for (const engine of ENGINES) {
         await replay(replicaDb, true);
       }
     }, 30_000);
+
+    it("uploads' reads (a file's record, the list of files) go to the replica too, and the uploader reads her upload", async () => {
+      const { primary, replicaUrl } = await fresh();
+      const { upload } = await import("crudkit-api/plugins");
+      const ALL = { upload: true, read: true, download: true, delete: true, list: true };
+      const app = crudkit({
+        database: { ...primary, replicas: [replicaUrl], maxLag: 5 } as DatabaseOptions,
+        autoMigrate: true,
+        resources: [note],
+        identify: userFromHeader,
+        plugins: [upload({ ...tempUploadDirs(), access: ALL })],
+        log: () => {},
+      });
+      const replicaDb = await warmed(app, replicaUrl);
+      await serving(app);
+      try {
+        await replay(replicaDb, false);
+        const uploaded = await call(app, "POST", "/api/upload/file", {
+          headers: { "x-user": "alice" },
+          body: { filename: "a.txt", mimeType: "text/plain", file: Buffer.from("hello").toString("base64") },
+        });
+        expect(uploaded.status).toBe(201);
+        const id = uploaded.body.id as string;
+        const as = (user: string) => ({ headers: { "x-user": user } });
+        expect((await call(app, "GET", "/api/upload/files", as("bob"))).body.items).toHaveLength(0);
+        expect((await call(app, "GET", `/api/upload/file/${id}`, as("bob"))).status).toBe(404);
+        expect((await call(app, "GET", "/api/upload/files", as("alice"))).body.items).toHaveLength(1);
+        expect((await call(app, "GET", `/api/upload/file/${id}`, as("alice"))).status).toBe(200);
+        expect((await call(app, "GET", `/api/upload/download/${id}`, as("alice"))).text).toBe("hello");
+      } finally {
+        await replay(replicaDb, true);
+      }
+      await serving(app);
+      await until(
+        async () =>
+          (await call(app, "GET", "/api/upload/files", { headers: { "x-user": "bob" } })).body.items
+            .length === 1,
+      );
+    });
 
     it("a replica that dies mid-traffic: no read fails, its reads go to the primary, and it serves again once back", async () => {
       const { primary, replicaUrl } = await fresh();
@@ -473,14 +526,7 @@ for (const engine of ENGINES) {
         plugins: [cache({ ttl: 60 })],
         log: () => {},
       });
-      closing.push(() => app.close());
-      await app.ready;
-      expect(
-        (await call(app, "POST", "/api/note", { body: { text: "warm" }, headers: { "x-user": "a" } })).status,
-      ).toBe(201);
-      const replicaDb = await direct(replicaUrl);
-      await replicated(replicaDb, 1);
-      await replicated(replicaDb, 1);
+      const replicaDb = await warmed(app, replicaUrl);
       await serving(app);
       try {
         await replay(replicaDb, false);

@@ -42,8 +42,15 @@ abstract class RequestParts {
   #cache: RequestCache | undefined;
   #api: ServerApi | undefined;
   #readDb: Kysely<any> | undefined;
+  /** The replica was chosen before the caller was known: chosen again once she is. */
+  #chosenBlind = false;
 
   constructor(protected readonly deps: ContextDeps) {}
+
+  /** Whether the caller has been identified (her writes' positions are then known). */
+  protected callerKnown(): boolean {
+    return true;
+  }
 
   /** Whether the call changes nothing (a GET): its reads may then go to a replica. */
   protected abstract readOnly(): boolean;
@@ -55,13 +62,14 @@ abstract class RequestParts {
 
   /**
    * Where this call's reads run: with read replicas, one that holds the caller's writes, chosen on
-   * the first read (the caller is known by then); else the primary, `db`.
+   * the first read, and again once the caller is known if she was not yet; else the primary, `db`.
    */
   get readDb(): Kysely<any> {
-    if (this.#readDb === undefined) {
+    if (this.#readDb === undefined || (this.#chosenBlind && this.callerKnown())) {
       const reads = this.deps.reads;
-      this.#readDb =
-        reads && this.readOnly() && this.routed() && this.db === this.deps.db ? reads.route(this) : this.db;
+      const routed = reads && this.readOnly() && this.routed() && this.db === this.deps.db;
+      this.#chosenBlind = routed === true && !this.callerKnown();
+      this.#readDb = routed ? reads!.route(this) : this.db;
     }
     return this.#readDb;
   }
@@ -74,6 +82,7 @@ abstract class RequestParts {
   /** Reads go to the primary: a replica failed this call, which runs again. */
   readFromPrimary(): void {
     this.#readDb = this.db;
+    this.#chosenBlind = false;
   }
 
   /** Whether the call may write on the app's database, not inside another's transaction. */
@@ -100,6 +109,7 @@ export class HttpContext extends RequestParts implements EndpointContext {
   #user: Promise<User | null> | undefined;
   #body: Promise<unknown> | undefined;
   #identified = false;
+  #known = false;
   #userId: string | undefined;
 
   #ip: string | undefined | null = null;
@@ -147,14 +157,20 @@ export class HttpContext extends RequestParts implements EndpointContext {
       this.#user = Promise.resolve(found).then((user) => {
         this.#identified = user !== null;
         this.#userId = user?.id;
+        this.#known = true;
         return user;
       });
     } else {
       this.#identified = found !== null;
       this.#userId = (found as User | null)?.id;
+      this.#known = true;
       this.#user = Promise.resolve(found as User | null);
     }
     return this.#user;
+  }
+
+  protected override callerKnown(): boolean {
+    return this.#known;
   }
 
   /** The caller's id, once the request has been identified (undefined before, or anonymous). */

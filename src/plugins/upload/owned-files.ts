@@ -190,8 +190,9 @@ async function readFiles(
   const scope = await readScope(state.access, ctx, app.profile);
   const byRecord = state.ownedFileAccess === "record";
   if (scope === false && !byRecord) return [];
-  // ctx.db: inside a write's hooks (`ctx.api`), its transaction, which sees its own files.
-  let query = ctx.db
+  // Where the request reads (a replica for a GET with read replicas); inside a write's hooks
+  // (`ctx.api`), its transaction, which sees its own files.
+  let query = (ctx.readDb ?? ctx.db)
     .selectFrom(UPLOADED_FILES)
     .selectAll()
     .where("id", "in", [...ids]);

@@ -158,6 +158,18 @@ async function storeAndRecord(
   return record;
 }
 
+/** The row `id` as the upload rules let the caller `operation` it (she is identified first). */
+async function ruledRow(
+  state: UploadState,
+  ctx: EndpointContext,
+  id: string,
+  operation: "read" | "download",
+) {
+  const { scope } = await admitUploadRows(state.access, operation, ctx, state.app.profile, id);
+  // After the caller is known: a replica must hold her own writes.
+  return findRow(state, ctx.readDb ?? ctx.db, id, operation, scope);
+}
+
 function getFile(state: UploadState) {
   return {
     method: "GET",
@@ -168,8 +180,7 @@ function getFile(state: UploadState) {
       const id = ctx.params.id!;
       const owned = await ownedRow(state, ctx, id);
       if (owned) return toRecord(owned, state.app.log);
-      const { scope } = await admitUploadRows(state.access, "read", ctx, state.app.profile, id);
-      return toRecord(await findRow(state, ctx.db, id, "read", scope), state.app.log);
+      return toRecord(await ruledRow(state, ctx, id, "read"), state.app.log);
     },
   } satisfies Endpoint as Endpoint<"getFile", { id: string }, UploadedFileRecord, "/upload/file/:id">;
 }
@@ -181,17 +192,7 @@ function downloadFile(state: UploadState) {
     doc: { summary: "Download a file (Range supported)", tags: ["uploads"], response: "binary" },
     async handler(ctx: EndpointContext) {
       const id = ctx.params.id!;
-      const row =
-        (await ownedRow(state, ctx, id)) ??
-        (await findRow(
-          state,
-          ctx.db,
-          id,
-          "download",
-          (
-            await admitUploadRows(state.access, "download", ctx, state.app.profile, id)
-          ).scope,
-        ));
+      const row = (await ownedRow(state, ctx, id)) ?? (await ruledRow(state, ctx, id, "download"));
       const record = toRecord(row, state.app.log);
       return downloadResponse(
         state.rules.storage,
@@ -284,7 +285,7 @@ function listFiles(state: UploadState) {
           "mimeType must be a type such as image/png, or a family such as image/*.",
         );
       }
-      let query = ctx.db.selectFrom(UPLOADED_FILES);
+      let query = (ctx.readDb ?? ctx.db).selectFrom(UPLOADED_FILES);
       if (scope) query = query.where(scope);
       if (list.where)
         query = query.where(compileWhere(list.where, uploadFilterFields, state.app.profile).expression());
@@ -353,7 +354,9 @@ async function ownedRow(
 ): Promise<Record<string, unknown> | undefined> {
   if (state.ownedFileAccess !== "record") return undefined;
   requireTable(state, "read");
-  const row = await ctx.db
+  // The caller first (a 401 for bad credentials, as the rules would give): a replica must hold her writes.
+  await ctx.getUser();
+  const row = await (ctx.readDb ?? ctx.db)
     .selectFrom(UPLOADED_FILES)
     .selectAll()
     .where(state.app.profile.equalsExactly("id", id))
