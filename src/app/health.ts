@@ -4,6 +4,7 @@
 
 import { type Kysely, sql } from "kysely";
 import type { Endpoint } from "../core/endpoint.ts";
+import { withTimeout } from "../core/with-timeout.ts";
 import type { ReplicaSet } from "../db/replica-set.ts";
 
 /** One dependency readiness waits on, for example `database` or `cache`. */
@@ -120,12 +121,4 @@ async function readiness(
         : "ok",
     checks: Object.fromEntries(results),
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

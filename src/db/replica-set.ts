@@ -9,6 +9,7 @@
 // a read that fails on one runs again on the primary (core/read-routing.ts), so none fails for it.
 
 import type { Kysely } from "kysely";
+import { withTimeout } from "../core/with-timeout.ts";
 import { hostOf } from "./database-url.ts";
 import type { Replication } from "./replication.ts";
 
@@ -103,7 +104,7 @@ export function replicaSet(
 
   const pollReplica = async (replica: Replica) => {
     try {
-      replica.replayed = await within(replication.replayed(replica.db), POLL_TIMEOUT_MS);
+      replica.replayed = await withTimeout(replication.replayed(replica.db), POLL_TIMEOUT_MS);
       replica.down = false;
       catchUp(replica, samples, replication);
       report(replica, Date.now());
@@ -116,7 +117,8 @@ export function replicaSet(
   const poll = async () => {
     const at = Date.now();
     try {
-      samples.push({ at, position: await within(replication.primaryPosition(primary), POLL_TIMEOUT_MS) });
+      const position = await withTimeout(replication.primaryPosition(primary), POLL_TIMEOUT_MS);
+      samples.push({ at, position });
       primaryFailing = false;
     } catch (error) {
       // The primary is away (its own requests say so, 503), or keeps no log: replicas are still
@@ -232,16 +234,4 @@ function stateOf(replica: Replica, now: number, maxLagMs: number): ReplicaState 
           : "starting",
     lag: polled ? Math.max(0, (now - replica.caughtUpAt) / 1000) : null,
   };
-}
-
-/** `promise`, or a rejection once `ms` passed. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-      timer.unref();
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
