@@ -50,7 +50,12 @@ export const sqliteProfile: DialectProfile = {
   currentTime: sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
   likeFolds: "ascii case",
   likeMatch: (column, pattern) => sql`${column} like ${pattern} escape ${sql.lit("\\")}`,
-  equalsExactly: (column, value) => sql`${sql.ref(column)} = ${value}`,
+  // The value as `+?`, an expression SQLite's STAT4 estimates do not read. With STAT4 statistics
+  // (ANALYZE, PRAGMA optimize), a statement whose plan estimated rows from a bound value is planned
+  // again each time a value is bound, which costs about what preparing it does; an equality on a
+  // key matches one row whatever the value, so its plan cannot depend on it. Seen on a read by id
+  // under a rule through a relation: planned again on every read, 20 µs against 7.
+  equalsExactly: (column, value) => sql`${sql.ref(column)} = +${value}`,
   // Rows are appended with growing rowids: the largest is the count, less any deleted.
   tableEstimate: (table) => sql`select max(rowid) as total from ${sql.table(table)}`,
   plannedRows: undefined,
