@@ -9,6 +9,9 @@ import { createClient } from "crudkit-api/client";
 import { audit } from "crudkit-api/plugins";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { readRelations } from "../src/resource/relations.ts";
+import { resourceTable } from "../src/resource/resource-table.ts";
+import { ruleIndexes } from "../src/resource/rule-indexes.ts";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
 import { as, call, userFromHeader } from "./helpers.ts";
 
@@ -596,5 +599,17 @@ forEachDialect((dialect) => {
       expect(field.text).not.toContain("nowhere");
       expect(logged.join("\n")).toContain('the read rule of the field "text" of "brokenField"');
     });
+  });
+});
+
+describe("the indexes memberOf's paths read", () => {
+  it("each table a path passes through gets (id, the field read there): task (id, projectId), project (id, orgId)", () => {
+    const resources = [organization, membership, project, task, comment];
+    expect(Object.fromEntries(ruleIndexes(resources, readRelations(resources)))).toEqual({
+      project: [["id", "orgId"]],
+      task: [["id", "projectId"]],
+    });
+    const columns = resourceTable(project, [["id", "orgId"]]).indexes?.map((index) => index.columns);
+    expect(columns).toContainEqual(["id", "orgId"]);
   });
 });

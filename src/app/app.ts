@@ -49,6 +49,7 @@ import { junctionTable } from "../resource/many-fields.ts";
 import { readRelations } from "../resource/relations.ts";
 import { resourceEndpoints } from "../resource/resource-endpoints.ts";
 import { resourceTable } from "../resource/resource-table.ts";
+import { ruleIndexes } from "../resource/rule-indexes.ts";
 import { pluginRuleSets, valueAt } from "../resource/rule-paths.ts";
 import { createResourceRuntime, type Log, type ResourceRuntime } from "../resource/runtime.ts";
 import type { AnyResource, RecordOf } from "../resource/types.ts";
@@ -700,6 +701,7 @@ function assembleResources(
   const endpoints: Endpoint[] = [];
   const tables: TableDefinition[] = [];
   const listNames: string[] = [];
+  const indexesOfRules = ruleIndexes(resources, deps.relations);
   for (const resource of resources) {
     const runtime = createResourceRuntime(resource, deps);
     runtimes.set(resource.name, runtime);
@@ -709,7 +711,7 @@ function assembleResources(
     for (const e of own)
       if (e.method === "GET" && e.path === `/${resource.plural}`)
         for (const name of [e.operationName, ...(e.operationAliases ?? [])]) if (name) listNames.push(name);
-    tables.push(resourceTable(resource));
+    tables.push(resourceTable(resource, indexesOfRules.get(resource.name)));
   }
   // The junction tables of lists of ids, after every table their foreign keys point at.
   for (const resource of resources)

@@ -67,6 +67,7 @@ export function memberOf(membership: AnyResource | string, options: MemberOfOpti
     if (roles) mine[roleField] = { in: roles };
     return { [path]: { in: new ValuesOf(name, scope, mine) } };
   };
+  paths.set(rule, path);
   return Object.assign(rule, {
     create: ({ user }: { user: User | null }) => user !== null,
     read: rule,
@@ -74,6 +75,14 @@ export function memberOf(membership: AnyResource | string, options: MemberOfOpti
     update: rule,
     delete: rule,
   });
+}
+
+/** Each memberOf rule's path: what rule-indexes.ts declares the indexes of. */
+const paths = new WeakMap<object, string>();
+
+/** The path of a rule memberOf() made, or undefined for any other rule. */
+export function memberOfPath(rule: unknown): string | undefined {
+  return typeof rule === "function" ? paths.get(rule) : undefined;
 }
 
 /** Adds `columns` to the resource's indexes unless an index or unique key already starts with them. */

@@ -22,7 +22,8 @@ const COLUMN_TYPE: Record<FieldKind, ColumnType> = {
   json: "json",
 };
 
-export function resourceTable(resource: AnyResource): TableDefinition {
+/** `resource`'s table, with `ruleIndexes` (see rule-indexes.ts) among its indexes. */
+export function resourceTable(resource: AnyResource, ruleIndexes: readonly string[][] = []): TableDefinition {
   const columns: Record<string, ColumnDefinition> = {};
   for (const field of resource.fields) {
     columns[field.name] = {
@@ -50,6 +51,8 @@ export function resourceTable(resource: AnyResource): TableDefinition {
   for (const field of resource.fields) if (field.reference) add([field.name, ...order], false);
   // Lists sort by a field and then by id: with id at its end, an index serves the whole order.
   for (const columns of resource.indexes) add(columns.includes("id") ? columns : [...columns, "id"], false);
+  // What memberOf paths through this table read it by: (id, field), answered from the index alone.
+  for (const columns of ruleIndexes) add(columns, false);
   return {
     name: resource.name,
     columns,
