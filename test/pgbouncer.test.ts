@@ -11,6 +11,8 @@ import { createResource, crudkit, databaseFromUrl, postgresBus, withId } from "c
 import { type Kysely, sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { openPostgres } from "../src/db/engines/postgres/driver.ts";
+import { compileTemplate, firstRow, slot } from "../src/db/query-template.ts";
 import { DIALECTS } from "./dialects.ts";
 import { call } from "./helpers.ts";
 
@@ -110,6 +112,26 @@ suite("PostgreSQL through PgBouncer in transaction mode", () => {
       await sql`drop index concurrently probe_text`.execute(app.db);
     } finally {
       await app.close();
+    }
+  });
+
+  it("reads sent by name through a pooler that shares sessions run again unnamed, and every one answers", async () => {
+    // No timeout (nothing refused at connect) and no pooler mode: the driver names its reads, and
+    // PgBouncer hands each statement any server session, where the name is missing or taken.
+    const { url } = await bouncer.fresh();
+    const [one, two] = [openPostgres(url, () => {}, 0), openPostgres(url, () => {}, 0)];
+    try {
+      await sql`create table "item" ("id" integer primary key)`.execute(one);
+      await sql`insert into "item" select generate_series(1, 10)`.execute(one);
+      const read = compileTemplate(one.selectFrom("item").select("id").where("id", "=", slot("id")));
+      const reads = Array.from({ length: 400 }, (_, i) =>
+        firstRow<{ id: number }>(i % 2 ? one : two, read, { id: (i % 10) + 1 }),
+      );
+      expect((await Promise.all(reads)).map((row) => row?.id)).toEqual(
+        Array.from({ length: 400 }, (_, i) => (i % 10) + 1),
+      );
+    } finally {
+      await Promise.all([one.destroy(), two.destroy()]);
     }
   });
 

@@ -13,8 +13,10 @@ import { forEachDialect } from "./dialects.ts";
 forEachDialect(
   (postgres) => {
     let db: Kysely<any>;
+    let url: string;
     beforeAll(async () => {
-      db = openPostgres((await postgres.fresh()).url, () => {});
+      url = (await postgres.fresh()).url;
+      db = openPostgres(url, () => {});
       await sql`create table "item" ("id" integer primary key, "n" integer not null)`.execute(db);
     });
     afterAll(() => db?.destroy());
@@ -65,6 +67,45 @@ forEachDialect(
       expect((await runTemplate(db, count, {})).numAffectedRows).toBeUndefined();
       const inTransaction = await db.transaction().execute((trx) => runTemplate(trx, bump, {}));
       expect(inTransaction.numAffectedRows).toBe(2n);
+    });
+
+    it("reads are prepared once per connection, by name, and run on the plan PostgreSQL keeps", async () => {
+      const byId = compileTemplate(db0().selectFrom("item").selectAll().where("id", "=", slot("id")));
+      await runTemplate(db, insert, { id: 10 });
+      for (let i = 0; i < 8; i++) expect(await firstRow(db, byId, { id: 10 })).toEqual({ id: 10, n: 0 });
+      const prepared = compileTemplate(
+        db0()
+          .selectFrom("pg_prepared_statements")
+          .select(["name", "generic_plans"])
+          .where("statement", "=", slot("text")),
+      );
+      // The pool hands out its most recently returned connection: the one that ran the reads.
+      const row = await firstRow<{ name: string; generic_plans: string }>(db, prepared, {
+        text: byId.compiled.sql,
+      });
+      expect(row?.name).toMatch(/^crudkit_[\w-]{24}$/);
+      expect(Number(row?.generic_plans)).toBeGreaterThan(0);
+      // Writes go unnamed: a failed one must not be sent twice.
+      const writes = await sql<{ n: number }>`select count(*)::integer as n from pg_prepared_statements
+        where statement ilike 'insert%' or statement ilike 'update%'`.execute(db);
+      expect(writes.rows[0]!.n).toBe(0);
+    });
+
+    it("a prepared read whose table another client altered runs again on a fresh connection", async () => {
+      const all = compileTemplate(db0().selectFrom("item").selectAll().where("id", "=", slot("id")));
+      await runTemplate(db, insert, { id: 11 });
+      for (let i = 0; i < 8; i++) await firstRow(db, all, { id: 11 });
+      const before = await pid(db);
+      // Another instance's migration: `select *` now answers another row type than the one planned.
+      const migrator = openPostgres(url, () => {});
+      await sql`alter table "item" add column "note" text`
+        .execute(migrator)
+        .finally(() => migrator.destroy());
+      expect(await firstRow(db, all, { id: 11 })).toEqual({ id: 11, n: 0, note: null });
+      // The connection holding the stale statement was dropped, not handed to the next read
+      // (through PgBouncer the next client connection may be given the same server session).
+      if (!postgres.label?.includes("PgBouncer")) expect(await pid(db)).not.toBe(before);
+      expect(await firstRow(db, all, { id: 11 })).toEqual({ id: 11, n: 0, note: null });
     });
 
     it("a closed pool's statements go through Kysely", async () => {

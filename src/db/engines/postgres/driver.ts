@@ -8,6 +8,7 @@ import { driverMissing } from "../../driver-missing.ts";
 import { MAX_ATTEMPTS, mayRunAgain, retryingDialect } from "../../lost-connection-retry.ts";
 import { registerPoolLevels } from "../../pool-levels.ts";
 import { postgresErrors } from "./errors.ts";
+import { preparedName, unusableStatement } from "./prepared-names.ts";
 import { isoFromTimestamptz } from "./timestamps.ts";
 
 /** JSON and JSONB arrive as text (the record codec parses them): a JSON string value stays a string. */
@@ -69,10 +70,13 @@ export function openPostgres(
             // it never runs here. A pool being closed answers through Kysely, which reports it
             // closed its own way.
             const root = kysely.getExecutor();
+            // Through a pooler in transaction mode, statements are sent unnamed: a session's
+            // prepared statements would not follow its next transaction to another connection.
+            const naming = { on: !pooled };
             const path: DirectPath = {
-              run: (sql, parameters) => runOnPool(pool, sql, parameters as unknown[]),
+              run: (sql, parameters) => runOnPool(pool, sql, parameters as unknown[], naming),
               first: async (sql, parameters) =>
-                (await runOnPool(pool, sql, parameters as unknown[])).rows[0] as never,
+                (await runOnPool(pool, sql, parameters as unknown[], naming)).rows[0] as never,
             };
             registerDirectPath(kysely, (db) =>
               db.getExecutor() === root && !pool.ending ? path : undefined,
@@ -107,17 +111,24 @@ function runOnPool<Row>(
   pool: PgPool,
   text: string,
   parameters: unknown[],
+  /** Whether reads go as named prepared statements (prepared-names.ts): off for a pooler. */
+  naming: { on: boolean },
   attempt = 1,
 ): Promise<QueryResult<Row>> {
   return new Promise((resolve, reject) => {
     pool.connect((error, client, release) => {
       if (error || !client) return reject(error);
+      const name = naming.on && attempt === 1 ? preparedName(text) : undefined;
       const done = (error: Error | null, result?: PgResult) => {
-        // A failed statement leaves the connection usable, unless the connection itself failed:
-        // then it is destroyed, never handed to another request.
-        release(error && postgresErrors.unavailable(error) ? error : undefined);
+        const unusable = name === undefined ? undefined : unusableStatement(error);
+        // Something between us and PostgreSQL shares sessions: no names from now on.
+        if (unusable === "shared") naming.on = false;
+        // A failed statement leaves the connection usable, unless the connection itself failed
+        // (or holds a statement it can no longer use): then it is destroyed, never handed on.
+        release(error && (postgresErrors.unavailable(error) || unusable) ? error : undefined);
+        if (unusable) return resolve(runOnPool<Row>(pool, text, parameters, naming, attempt + 1));
         if (error && attempt < MAX_ATTEMPTS && mayRunAgain(error, text, postgresErrors))
-          return resolve(runOnPool<Row>(pool, text, parameters, attempt + 1));
+          return resolve(runOnPool<Row>(pool, text, parameters, naming, attempt + 1));
         if (error || !result) return reject(error ?? new Error("PostgreSQL returned no result."));
         resolve({
           rows: (result.rows ?? []) as Row[],
@@ -125,7 +136,8 @@ function runOnPool<Row>(
         });
       };
       try {
-        client.query(text, parameters, done);
+        if (name === undefined) client.query(text, parameters, done);
+        else client.query({ name, text, values: parameters }, done);
       } catch (error) {
         done(error as Error);
       }
