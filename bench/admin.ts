@@ -21,7 +21,7 @@ import type { Page } from "playwright-core";
 import { createExampleApp } from "../examples/app.ts";
 import { launchChromium } from "../test/chromium.ts";
 import { seedPostgresSql, seedSqlite } from "./scale-seed.ts";
-import { freshPostgres } from "./servers.ts";
+import { freshPostgres, vacuumAsInService } from "./servers.ts";
 
 const KEY = "bench-admin-key";
 const FIRST_LOADS = 7;
@@ -132,7 +132,7 @@ async function seed(url: string, rows: number): Promise<void> {
   await client.connect();
   try {
     await client.query(seedPostgresSql(rows));
-    await client.query("vacuum analyze");
+    await vacuumAsInService(client);
   } finally {
     await client.end();
   }

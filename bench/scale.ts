@@ -13,7 +13,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
 import { RARE_TERM, seedPostgresSql, seedSqlite } from "./scale-seed.ts";
-import { cpuMicros, freshPostgres, HEADERS, start, stop, type Target } from "./servers.ts";
+import { cpuMicros, freshPostgres, HEADERS, start, stop, type Target, vacuumAsInService } from "./servers.ts";
 
 interface ScaleOptions {
   rows: number;
@@ -153,7 +153,7 @@ async function seeded(
     await client.query(seedPostgresSql(rows));
     // Vacuumed as a table in service is: the first scans of fresh rows would otherwise write hint
     // bits, in whichever server's rounds they fall.
-    await client.query("vacuum analyze");
+    await vacuumAsInService(client);
     // And written out: the seeding's dirty pages would otherwise be flushed during the first
     // measurements, by whichever server's scans evict them (the server seeded last pays more).
     await client.query("checkpoint");

@@ -28,7 +28,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
-import { freshPostgres, stop, type Target } from "./servers.ts";
+import { freshPostgres, stop, type Target, vacuumAsInService } from "./servers.ts";
 import {
   ORGS,
   orgId,
@@ -274,7 +274,7 @@ async function seed(databaseUrl: string, rows: number): Promise<void> {
     await client.query("commit");
     // As a table in service is (see bench/scale.ts): hint bits set and dirty pages written now,
     // not during the first measurements.
-    await client.query("vacuum analyze");
+    await vacuumAsInService(client);
     await client.query("checkpoint");
   } finally {
     await client.end();
