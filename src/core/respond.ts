@@ -117,6 +117,15 @@ export function keepAnswerTexts(): void {
   keepTexts = true;
 }
 
+/**
+ * The JSON text of an answer made here, once `keepAnswerTexts()` was called; undefined for any
+ * other. Compression reads it instead of the body: reading a body makes the server adapter's light
+ * answer a full Fetch one, a stream and all (about 30 µs a request, measured).
+ */
+export function answerText(response: Response): string | undefined {
+  return (response as Kept)[TEXT];
+}
+
 /** The bytes of an answer's body before any compression, when known. */
 export function answerBytes(response: Response): number | undefined {
   // Ours first: reading a header of a Response is a trip through its Headers object.

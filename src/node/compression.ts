@@ -8,6 +8,7 @@
 import { pipeline, Readable } from "node:stream";
 import { brotliCompressSync, constants, createBrotliCompress, createGzip, gzipSync } from "node:zlib";
 import { preferredCoding } from "../core/accept-encoding.ts";
+import { answerText } from "../core/respond.ts";
 
 export interface CompressOptions {
   /** Smallest body compressed, in bytes: below it the bytes saved do not pay for the work. @default 1024 */
@@ -49,7 +50,8 @@ export async function compressed(
   // headers from it.
   if (response.status === 304) return withVary(response);
   const head = request.method === "HEAD";
-  if (!compressible(response, head)) return response;
+  const text = head ? undefined : answerText(response);
+  if (!compressible(response, head, text !== undefined)) return response;
   const stated = response.headers.get("content-length");
   if (stated !== null && Number(stated) < options.threshold) return response;
   const encoding = preferredCoding(request.headers.get("accept-encoding"), BOTH);
@@ -57,6 +59,14 @@ export async function compressed(
   // Also on the identity copy: another client may be sent a compressed one, and a cache must
   // tell them apart.
   headers.append("vary", "Accept-Encoding");
+  if (text !== undefined) {
+    // A JSON answer made here: its text is at hand, and the answer is sent as it is when small.
+    const length = Buffer.byteLength(text);
+    if (length < options.threshold) return response;
+    if (!encoding) return new Response(text, { status: response.status, headers });
+    headers.set("content-encoding", encoding);
+    return new Response(pack(Buffer.from(text), encoding, options), { status: response.status, headers });
+  }
   if (!encoding) {
     if (head || stated !== null)
       return new Response(head ? null : response.body, { status: response.status, headers });
@@ -95,11 +105,17 @@ export async function compressed(
       statusText: response.statusText,
       headers: response.headers,
     });
-  const packed =
-    encoding === "br"
-      ? brotliCompressSync(body, brotliParams(options))
-      : gzipSync(body, { level: options.gzipLevel });
-  return new Response(packed, { status: response.status, headers });
+  return new Response(pack(body, encoding, options), { status: response.status, headers });
+}
+
+function pack(
+  body: Buffer,
+  encoding: (typeof BOTH)[number],
+  options: Required<CompressOptions>,
+): ReturnType<typeof gzipSync> {
+  return encoding === "br"
+    ? brotliCompressSync(body, brotliParams(options))
+    : gzipSync(body, { level: options.gzipLevel });
 }
 
 function withVary(response: Response): Response {
@@ -111,9 +127,10 @@ function withVary(response: Response): Response {
   return response;
 }
 
-function compressible(response: Response, head: boolean): boolean {
+/** `known`: the body is a text made here (answerText); its presence needs no look at the body. */
+function compressible(response: Response, head: boolean, known: boolean): boolean {
   if (
-    (!head && !response.body) ||
+    (!head && !known && !response.body) ||
     response.status === 204 ||
     response.status === 304 ||
     response.status === 206

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import { APIError } from "../core/errors.ts";
-import { errorResponse } from "../core/respond.ts";
+import { errorResponse, keepAnswerTexts } from "../core/respond.ts";
 import { type CompressOptions, compressed, compressionOf } from "./compression.ts";
 
 /** The part of an app serving needs. */
@@ -43,6 +43,8 @@ export interface ListenerOptions {
 
 export function toNodeListener(app: Servable, options: ListenerOptions = {}): NodeListener {
   const compression = compressionOf(options.compress);
+  // Compression reads a JSON answer's text, not its body (see answerText).
+  if (compression) keepAnswerTexts();
   const handle = compression
     ? async (request: Request, ip: string | undefined) =>
         compressed(request, await app.handler(request, { ip }), compression)
