@@ -2,11 +2,12 @@
 // and/or/not, values read from text, and hostile filters refused with a 400 that names them.
 
 import { APIError, createResource, crudkit, type DatabaseOptions, withId } from "crudkit-api";
+import { createQueryId, PostgresQueryCompiler } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { dialectProfile } from "../src/db/dialect.ts";
 import { compileTemplate, runTemplate } from "../src/db/query-template.ts";
-import { type FilterField, parseWhere, type Where } from "../src/query/where.ts";
+import { type FilterField, mapFieldConditions, parseWhere, type Where } from "../src/query/where.ts";
 import { compileWhere } from "../src/query/where-sql.ts";
 import { forEachDialect } from "./dialects.ts";
 
@@ -160,8 +161,10 @@ forEachDialect((dialect) => {
   });
   afterAll(() => app?.close());
 
-  const labels = async (where: unknown, fromText = false): Promise<string[]> => {
-    const condition = parseWhere(where, FIELDS, { fromText });
+  const labels = async (where: unknown, fromText = false, fixed = false): Promise<string[]> => {
+    const parsed = parseWhere(where, FIELDS, { fromText });
+    // A rule's own values (memberOf's roles) are marked `fixed`: written into the SQL when safe.
+    const condition = parsed && fixed ? mapFieldConditions(parsed, (c) => ({ ...c, fixed: true })) : parsed;
     let query = app.db.selectFrom("item").select("label");
     let values: Record<string, unknown> = {};
     if (condition) {
@@ -192,6 +195,18 @@ forEachDialect((dialect) => {
       expect(await labels({ label: { in: [] } })).toEqual([]);
       expect((await labels({ label: { nin: [] } })).length).toBeGreaterThan(0);
       expect(await labels({ or: [{ label: { in: [] } }, { label: "Alpha" }] })).toEqual(["Alpha"]);
+    });
+
+    it("a rule's own values (`fixed`) match as bound ones do, hostile ones included (issue 45)", async () => {
+      const sets: unknown[] = [
+        { kind: { in: ["small"] } },
+        { kind: { nin: ["small"] } },
+        { label: { in: ["Alpha", "beta", "ALPHA"] } },
+        { label: { in: ["Al\\pha", "Gamma%", "delta_1", "x' or '1'='1"] } },
+        { label: { nin: ["Alpha", "it's", "a".repeat(101)] } },
+      ];
+      for (const where of sets)
+        expect(await labels(where, false, true), JSON.stringify(where)).toEqual(await labels(where));
     });
 
     it("refuses hostile and malformed filters with a 400 naming them; the table is untouched", async () => {
@@ -239,6 +254,38 @@ describe("Where types", () => {
 });
 
 describe("compiled filters", () => {
+  it("write a rule's own safe texts into the SQL, and bind every other value, hostile ones too", () => {
+    const fixed = (where: unknown) =>
+      compileWhere(
+        mapFieldConditions(parseWhere(where, FIELDS)!, (c) => ({ ...c, fixed: true })),
+        FIELDS,
+        dialectProfile("postgres"),
+      );
+    const roles = fixed({ label: { in: ["owner", "admin"] } });
+    expect(roles.values).toEqual({});
+    const compiler = new PostgresQueryCompiler();
+    expect(compiler.compileQuery(roles.build().toOperationNode() as never, createQueryId()).sql).toContain(
+      `in ('owner', 'admin')`,
+    );
+    expect(roles.shape).not.toBe(fixed({ label: { in: ["owner", "member"] } }).shape);
+    // Built as a rule's answer is, past the checks of parseWhere (which refuses a NUL first).
+    for (const hostile of ["x' or '1'='1", "back\\slash", "nul\u0000", "a".repeat(101), "semi;colon", ""]) {
+      const condition = {
+        kind: "field",
+        field: "label",
+        op: "in",
+        value: ["owner", hostile],
+        fixed: true,
+      } as const;
+      expect(compileWhere(condition, FIELDS, dialectProfile("mysql")).values).toEqual({
+        w0: "owner",
+        w1: hostile,
+      });
+    }
+    // Not a text: bound as ever.
+    expect(fixed({ count: { in: [1, 2] } }).values).toEqual({ w0: 1, w1: 2 });
+  });
+
   it("share a shape when only values differ, and bind every value as a parameter", () => {
     const shape = (where: unknown) =>
       compileWhere(parseWhere(where, FIELDS)!, FIELDS, dialectProfile("postgres"));

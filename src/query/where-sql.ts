@@ -159,6 +159,21 @@ function visitField(
           build: () => (none ? sql<SqlBool>`1 = 0` : sql<SqlBool>`1 = 1`),
         };
       }
+      const written = c.fixed ? writtenList(c.value as unknown[]) : undefined;
+      if (written) {
+        // A rule's own values (memberOf's roles): in the SQL, where a generic plan sees them.
+        const negate = sql.raw(c.op === "nin" ? "not " : "");
+        return {
+          shape: `${c.field}:${c.op}=${JSON.stringify(c.value)}`,
+          build: () => {
+            const ref = sql.ref(column);
+            const exactIn = sql<SqlBool>`${exact(field, profile, ref)} ${negate}in (${sql.join(written.map((w) => exact(field, profile, w)))})`;
+            return c.op === "in" && comparesBytes(field, profile)
+              ? sql<SqlBool>`(${ref} in (${sql.join(written)}) and ${exactIn})`
+              : exactIn;
+          },
+        };
+      }
       const names = (c.value as unknown[]).map((v) => slots.bind(field, v));
       return {
         shape: `${c.field}:${c.op}${names.length}`,
@@ -303,6 +318,18 @@ function visitRelated(
 }
 
 const SQL_OPERATORS = { eq: "=", ne: "<>", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
+
+/**
+ * Texts a rule fixed (`fixed`) that may be written into SQL as literals: only of letters, digits
+ * and ` _.:-`, so that no quote, backslash or NUL ever reaches the statement, whatever the
+ * dialect's escaping. Undefined when one is not: the list is bound as usual.
+ */
+function writtenList(values: readonly unknown[]): Expression<unknown>[] | undefined {
+  if (!values.every((v) => typeof v === "string" && SAFE_LITERAL.test(v))) return undefined;
+  return values.map((v) => sql.raw(`'${v as string}'`));
+}
+
+const SAFE_LITERAL = /^[\p{L}\p{N} _.:-]{1,100}$/u;
 
 /**
  * Text compares by its bytes on every dialect: MySQL's tables compare case-insensitively (for

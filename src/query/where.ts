@@ -114,6 +114,8 @@ export class ValuesOf {
     readonly resource: string,
     readonly column: string,
     readonly where: object,
+    /** Fields of `where` whose values are the rule's own, the same for every caller (see `fixed`). */
+    readonly fixed: readonly string[] = [],
   ) {}
 }
 
@@ -135,6 +137,12 @@ export interface FieldCondition {
   field: string;
   op: Operator;
   value: unknown;
+  /**
+   * The value is the rule's own, the same for every caller (`memberOf`'s roles): written into the
+   * SQL instead of bound, so that a plan made once for all values (PostgreSQL's generic plan)
+   * still knows it.
+   */
+  fixed?: boolean;
 }
 
 export interface WhereLimits {

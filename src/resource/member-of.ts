@@ -65,7 +65,8 @@ export function memberOf(membership: AnyResource | string, options: MemberOfOpti
     if (!user) return false;
     const mine: Record<string, unknown> = { [userField]: user.id };
     if (roles) mine[roleField] = { in: roles };
-    return { [path]: { in: new ValuesOf(name, scope, mine) } };
+    // The roles are the rule's, the same for every member: written into its SQL (see `fixed`).
+    return { [path]: { in: new ValuesOf(name, scope, mine, roles ? [roleField] : []) } };
   };
   paths.set(rule, path);
   return Object.assign(rule, {

@@ -68,7 +68,7 @@ export function keyOf(value: unknown, texts: string[], depth: number): string | 
       if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : `D${value.getTime()}`;
       if (value instanceof ValuesOf) {
         const where = keyOf(value.where, texts, depth + 1);
-        return where && `V(${JSON.stringify(value.resource)},${JSON.stringify(value.column)},${where})`;
+        return where && `V(${JSON.stringify([value.resource, value.column, value.fixed])},${where})`;
       }
       const parts: string[] = [];
       if (Array.isArray(value)) {

@@ -75,7 +75,12 @@ function subSelect(values: ValuesOf, rt: Pick<ResourceRuntime, "relations" | "ru
     throw new Error(
       `crudkit: valuesOf(): "${values.column}" is not a field of "${source.name}" a rule can name.`,
     );
-  const where = other.parseRule(values.where, `valuesOf("${source.name}")`);
+  const parsed = other.parseRule(values.where, `valuesOf("${source.name}")`);
+  const fixed = new Set(values.fixed);
+  const where =
+    parsed && fixed.size > 0
+      ? mapFieldConditions(parsed, (c) => (fixed.has(c.field) ? { ...c, fixed: true } : c))
+      : parsed;
   return { kind: "subselect", table: source.name, column: values.column, where, fields: other.rulePaths };
 }
 
