@@ -52,6 +52,8 @@ export async function compressed(
   const head = request.method === "HEAD";
   const text = head ? undefined : answerText(response);
   if (!compressible(response, head, text !== undefined)) return response;
+  // A JSON answer made here, too small to gain: as it is, without `Vary` (never compressed).
+  if (text !== undefined && Buffer.byteLength(text) < options.threshold) return response;
   const stated = response.headers.get("content-length");
   if (stated !== null && Number(stated) < options.threshold) return response;
   const encoding = preferredCoding(request.headers.get("accept-encoding"), BOTH);
@@ -60,9 +62,7 @@ export async function compressed(
   // tell them apart.
   headers.append("vary", "Accept-Encoding");
   if (text !== undefined) {
-    // A JSON answer made here: its text is at hand, and the answer is sent as it is when small.
-    const length = Buffer.byteLength(text);
-    if (length < options.threshold) return response;
+    // A JSON answer made here: its text is at hand, no body to read.
     if (!encoding) return new Response(text, { status: response.status, headers });
     headers.set("content-encoding", encoding);
     return new Response(pack(Buffer.from(text), encoding, options), { status: response.status, headers });
