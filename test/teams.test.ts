@@ -7,6 +7,7 @@
 import { createResource, crudkit, type DatabaseOptions, memberOf, references, withId } from "crudkit-api";
 import { createClient } from "crudkit-api/client";
 import { audit } from "crudkit-api/plugins";
+import { sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { readRelations } from "../src/resource/relations.ts";
@@ -330,6 +331,27 @@ forEachDialect((dialect) => {
   describe("internalNotes: owners and admins of the task's organization, per record", () => {
     const notesOf = (items: Record<string, unknown>[]) =>
       items.map((t) => ("internalNotes" in t ? t.internalNotes : "-"));
+
+    // Through PgBouncer nothing is prepared by name (pooler mode): only on a direct connection.
+    if (dialect.name === "postgres" && !dialect.label)
+      it("PostgreSQL keeps one plan for a member's first pages: the roles and the page size are in the statement", async () => {
+        // Run one after another, the reads take the pool's most recently returned connection. As
+        // in service, the tables have statistics.
+        await sql`analyze`.execute(app.db);
+        for (let i = 0; i < 12; i++) {
+          const res = await call(app, "GET", "/api/tasks?limit=2", as(i % 2 ? "alice" : "bob"));
+          expect(res.status, res.text).toBe(200);
+        }
+        const { rows } = await sql<{ statement: string; generic_plans: string }>`select statement,
+            generic_plans from pg_prepared_statements where statement like '%internalNotes%limit 2%'`.execute(
+          app.db,
+        );
+        expect(rows.length, "the page's statement, prepared by name").toBeGreaterThan(0);
+        const [page] = rows;
+        expect(page!.statement).toContain("in ('owner', 'admin')");
+        expect(page!.statement).not.toMatch(/offset/i);
+        expect(Number(page!.generic_plans)).toBeGreaterThan(0);
+      });
 
     it("alice reads A's notes; bob, a member, never finds the field: lists, reads, expansions, app.api", async () => {
       const alice = await call(app, "GET", "/api/tasks?sortBy=title&sortOrder=asc", as("alice"));

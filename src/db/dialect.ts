@@ -101,6 +101,14 @@ export interface DialectProfile {
    * SQLite's planner already walks the reference's index.
    */
   readonly lateRowLookup: boolean;
+  /**
+   * A list page's LIMIT is written into its statement (one statement per page size), and a first
+   * page has no OFFSET. PostgreSQL keeps one generic plan for a named statement only when it costs
+   * no more than a plan for the values at hand, and a generic plan cannot know how many rows a
+   * LIMIT parameter stops at: every page was planned again (0.8 ms of planning against 1.3 ms of
+   * running, a member's page under a record-aware field rule).
+   */
+  readonly literalLimit: boolean;
 
   /** The column type for a portable type; `keyed` columns (keys, indexed) may need a bounded one. */
   columnType(type: ColumnType, keyed: boolean): ColumnDataType | Expression<unknown>;

@@ -86,7 +86,12 @@ export function pagedList({
     }
     // The id and the sort column make the cursors: selected even when hidden, never answered.
     const visible = visibleColumns(columns, within.hidden, ["id", sortBy], compileGate);
-    const templates = listTemplates(query, filter, rule, searchIn, indexed, keyset, visible);
+    // Without a count, and past a cursor, one row more than the page says whether another follows.
+    const pageRows = query.count === "none" || cursor ? query.limit + 1 : query.limit;
+    const templates = listTemplates(query, filter, rule, searchIn, indexed, keyset, visible, {
+      rows: pageRows,
+      first: query.page === 1,
+    });
     // Over a big SQLite table, a list that may read more than its page runs on a reader thread:
     // however long it takes, the event loop goes on serving other requests.
     const cheap = async (rows: number) => {
@@ -107,8 +112,7 @@ export function pagedList({
       visible.values,
       {
         search,
-        // Without a count, and past a cursor, one row more than the page says whether another follows.
-        limit: query.count === "none" || cursor ? query.limit + 1 : query.limit,
+        limit: pageRows,
         offset: (query.page - 1) * query.limit,
         kv: cursor?.value,
         ki: cursor?.id,

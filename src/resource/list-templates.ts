@@ -32,10 +32,16 @@ export function listTemplateCache(
     indexed: boolean,
     keyset: { direction: Cursor["direction"]; valueIsNull: boolean } | undefined,
     visible: VisibleColumns = ALL_COLUMNS,
+    /** The rows the page reads (its LIMIT), and whether it is the first (no OFFSET). */
+    size: { rows: number; first: boolean } = { rows: 0, first: false },
   ) => {
     const searched = query.search ? `${indexed ? "fts:" : ""}${searchIn.join(",")}` : "";
     const paging = keyset ? `${keyset.direction}${keyset.valueIsNull ? "0" : ""}` : "";
-    const key = `${searched}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}:${rule?.shape ?? ""}:${paging}:${visible.key}`;
+    // See DialectProfile.literalLimit: the page's size, and whether it is the first, in its text.
+    const literal = profile.literalLimit && Number.isSafeInteger(size.rows) && size.rows > 0;
+    const first = literal && !keyset && size.first;
+    const sized = literal ? `${size.rows}${first ? "f" : ""}` : "";
+    const key = `${searched}:${query.sortBy ?? ""}:${query.sortOrder}:${filter?.shape ?? ""}:${rule?.shape ?? ""}:${paging}:${visible.key}:${sized}`;
     let templates = lists.get(key);
     if (!templates) {
       const conditions: Expression<SqlBool>[] = [];
@@ -71,8 +77,9 @@ export function listTemplateCache(
             : select.orderBy(sortBy, direction);
         return (sortBy === "id" ? bySort : bySort.orderBy("id", direction)) as Q;
       };
+      const limit = literal ? sql.lit(size.rows) : slot("limit");
       const paged = <Q extends SelectQueryBuilder<any, any, any>>(select: Q): Q =>
-        (keyset ? select.limit(slot("limit")) : select.limit(slot("limit")).offset(slot("offset"))) as Q;
+        (keyset || first ? select.limit(limit) : select.limit(limit).offset(slot("offset"))) as Q;
       const throughRelation = [rule?.shape, filter?.shape].some((shape) => shape?.includes("rel("));
       if (profile.lateRowLookup && throughRelation) {
         // The page's ids from the index, then only their rows (see DialectProfile.lateRowLookup).

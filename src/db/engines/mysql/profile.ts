@@ -43,6 +43,7 @@ export const mysqlProfile: DialectProfile = {
   rowValueKeyset: false,
   explicitNullsOrder: false,
   lateRowLookup: false,
+  literalLimit: false,
   columnType: (type, keyed) =>
     type === "text"
       ? // LONGTEXT, as MySQL's TEXT holds only 64 KiB and a string field without a maximum must

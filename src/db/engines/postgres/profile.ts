@@ -46,6 +46,7 @@ export const postgresProfile: DialectProfile = {
   // PostgreSQL sorts nulls last ascending; crudkit sorts them first, as SQLite and MySQL do.
   explicitNullsOrder: true,
   lateRowLookup: true,
+  literalLimit: true,
   columnType: (type) => TYPES[type],
   untimedMigration: { scope: "transaction", statement: sql`set local statement_timeout = 0` },
   dateLiteral: (date) => date.toISOString(),

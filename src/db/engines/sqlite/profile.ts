@@ -43,6 +43,7 @@ export const sqliteProfile: DialectProfile = {
   rowValueKeyset: true,
   explicitNullsOrder: false,
   lateRowLookup: false,
+  literalLimit: false,
   columnType: (type) => TYPES[type],
   untimedMigration: undefined,
   dateLiteral: (date) => date.toISOString(),
