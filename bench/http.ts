@@ -45,7 +45,7 @@ interface Variant {
   rate?: number;
 }
 
-interface Table {
+export interface Table {
   title: string;
   /** The first variant is the one the others are compared with. */
   variants: Variant[];
@@ -171,7 +171,11 @@ export interface Row {
   wire: Wire;
 }
 
-export async function runTable(table: Table, options: HttpBenchOptions): Promise<Row[]> {
+/**
+ * Measures a table's variants, interleaved, and prints it. `print: false` only measures (for a
+ * bench that adds up rounds of its own: printRows prints them).
+ */
+export async function runTable(table: Table, options: HttpBenchOptions, print = true): Promise<Row[]> {
   const requests = new Map<Variant, autocannon.Request[]>();
   for (const variant of table.variants) requests.set(variant, await requestsOf(variant));
   const runs = new Map<Variant, Measurement[]>(table.variants.map((v) => [v, []]));
@@ -204,7 +208,13 @@ export async function runTable(table: Table, options: HttpBenchOptions): Promise
       ),
     });
   }
-  printTable(table.title, rows);
+  if (print) printRows(table.title, rows);
+  return rows;
+}
+
+/** Prints a table's rows, and fails the bench when a variant got answers it did not expect. */
+export function printRows(title: string, rows: Row[]): void {
+  printTable(title, rows);
   for (const row of rows)
     if (row.unexpected > 0) {
       console.log(
@@ -212,7 +222,6 @@ export async function runTable(table: Table, options: HttpBenchOptions): Promise
       );
       process.exitCode = 1;
     }
-  return rows;
 }
 
 function printTable(title: string, rows: Row[]): void {

@@ -4,14 +4,17 @@
 // no SDK, as crudkit's defaults are), observed (REQUEST_LOGS=on with its stderr, where the JSON lines
 // go, to a file, and METRICS=on), and untraced (TRACING=off). A read by id and a 10-record list,
 // plain vs observed (target ≥ 0.95) and untraced vs plain (target ≥ 0.98), the variants interleaved
-// and their order rotating from round to round.
+// and their order rotating from round to round. Each round starts its three processes anew, in an
+// order that rotates too: two processes of one configuration differed by up to 12% on reads
+// (measured: the same build, TRACING alone apart, was 5–12% slower started third), which a
+// process kept for every round would weigh on its ratio each time.
 
 import { readFileSync } from "node:fs";
 import { copyFile, mkdtemp } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type HttpBenchOptions, runTable, seed } from "./http.ts";
-import { HEADERS, start, stop } from "./servers.ts";
+import { type HttpBenchOptions, printRows, type Row, runTable, seed, type Table } from "./http.ts";
+import { HEADERS, start, stop, type Target } from "./servers.ts";
 
 export async function runLogsBench(options: HttpBenchOptions): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "crudkit-bench-logs-"));
@@ -32,67 +35,106 @@ export async function runLogsBench(options: HttpBenchOptions): Promise<void> {
       });
     return own;
   };
-  const plain = await start("api", "examples/server.ts", await copy(), { ...common, requestLogs: "off" });
-  const observed = await start("api", "examples/server.ts", await copy(), {
-    ...common,
-    requestLogs: "on",
-    metrics: "on",
-    stderrFile: logFile,
-  });
-  const untraced = await start("api", "examples/server.ts", await copy(), { ...common, tracing: "off" });
-  try {
-    const reads = Array.from(
-      { length: 500 },
-      () => `/api/product/${ids[Math.floor(Math.random() * ids.length)]}`,
-    );
-    const list10 = Array.from({ length: 500 }, (_, i) => `/api/products?limit=10&page=${1 + (i % 5)}`);
-    const [load1] = loadavg();
-    console.log(
-      `\ncrudkit operations bench (issue 44): the example API on SQLite, AUDIT=off CACHE=off REALTIME=off; ${count} products; ` +
-        `${options.connections} connections, ${options.duration}s x ${options.rounds} rounds; load average before: ${load1!.toFixed(2)}`,
-    );
-    const ratios: string[] = [];
-    const tracingRatios: string[] = [];
-    for (const [label, paths] of [
-      ["read by id", reads],
-      ["10-record list", list10],
-    ] as const) {
-      const [off, on] = await runTable(
-        {
-          title: `${label}, request logs and metrics off vs on (JSON lines to a file)`,
-          variants: [
-            { name: "off", target: plain, method: "GET", paths },
-            { name: "logs + metrics", target: observed, method: "GET", paths },
-          ],
-        },
-        options,
-      );
-      ratios.push(`${label} ${(on!.requests / off!.requests).toFixed(2)}`);
-      const [none, api] = await runTable(
-        {
-          title: `${label}, tracing off (TRACING=off) vs the tracing API with no SDK registered (the default)`,
-          variants: [
-            { name: "tracing off", target: untraced, method: "GET", paths },
-            { name: "tracing API, no SDK", target: plain, method: "GET", paths },
-          ],
-        },
-        options,
-      );
-      tracingRatios.push(`${label} ${(api!.requests / none!.requests).toFixed(2)}`);
+  type Processes = Record<"plain" | "observed" | "untraced", Target>;
+  const configs = {
+    plain: { ...common, requestLogs: "off" },
+    observed: { ...common, requestLogs: "on", metrics: "on", stderrFile: logFile },
+    untraced: { ...common, tracing: "off" },
+  } as const;
+  const names = Object.keys(configs) as (keyof Processes)[];
+  const startAll = async (round: number): Promise<Processes> => {
+    const started: Partial<Processes> = {};
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + round) % names.length]!;
+      started[name] = await start("api", "examples/server.ts", await copy(), configs[name]);
     }
-    const scraped = await fetch(`${observed.url}/api/metrics`, { headers: HEADERS });
-    const series = (await scraped.text()).split("\n").filter((line) => line && !line.startsWith("#")).length;
-    const lines = readFileSync(logFile, "utf8")
-      .split("\n")
-      .filter((line) => line.includes('"msg":"request"'));
-    console.log(
-      `\nrequest logs and metrics on / off: ${ratios.join(", ")} (target ≥ 0.95); ` +
-        `${lines.length.toLocaleString("en-US")} request lines written, ${series} samples in a scrape (${scraped.status})`,
-    );
-    console.log(`tracing API without an SDK / tracing off: ${tracingRatios.join(", ")} (target ≥ 0.98)`);
-  } finally {
-    await stop(plain);
-    await stop(observed);
-    await stop(untraced);
+    return started as Processes;
+  };
+  const reads = Array.from(
+    { length: 500 },
+    () => `/api/product/${ids[Math.floor(Math.random() * ids.length)]}`,
+  );
+  const list10 = Array.from({ length: 500 }, (_, i) => `/api/products?limit=10&page=${1 + (i % 5)}`);
+  const cases = [
+    ["read by id", reads],
+    ["10-record list", list10],
+  ] as const;
+  const titles = {
+    logs: (label: string) => `${label}, request logs and metrics off vs on (JSON lines to a file)`,
+    tracing: (label: string) =>
+      `${label}, tracing off (TRACING=off) vs the tracing API with no SDK registered (the default)`,
+  };
+  const tables = (
+    processes: Processes,
+    label: string,
+    paths: readonly string[],
+  ): Record<"logs" | "tracing", Table> => ({
+    logs: {
+      title: titles.logs(label),
+      variants: [
+        { name: "off", target: processes.plain, method: "GET", paths: [...paths] },
+        { name: "logs + metrics", target: processes.observed, method: "GET", paths: [...paths] },
+      ],
+    },
+    tracing: {
+      title: titles.tracing(label),
+      variants: [
+        { name: "tracing off", target: processes.untraced, method: "GET", paths: [...paths] },
+        { name: "tracing API, no SDK", target: processes.plain, method: "GET", paths: [...paths] },
+      ],
+    },
+  });
+  const [load1] = loadavg();
+  console.log(
+    `\ncrudkit operations bench (issue 44): the example API on SQLite, AUDIT=off CACHE=off REALTIME=off; ${count} products; ` +
+      `${options.connections} connections, ${options.duration}s x ${options.rounds} rounds, each round on new processes; load average before: ${load1!.toFixed(2)}`,
+  );
+  // Rows of every round, by case and table: averaged at the end.
+  const measured = new Map<string, Row[][]>();
+  let scrape = { status: 0, series: 0 };
+  for (let round = 0; round < options.rounds; round++) {
+    const processes = await startAll(round);
+    try {
+      for (const [label, paths] of cases)
+        for (const [kind, table] of Object.entries(tables(processes, label, paths))) {
+          const rows = await runTable(table, { ...options, rounds: 1 }, false);
+          measured.set(`${label}|${kind}`, [...(measured.get(`${label}|${kind}`) ?? []), rows]);
+        }
+      const scraped = await fetch(`${processes.observed.url}/api/metrics`, { headers: HEADERS });
+      scrape = {
+        status: scraped.status,
+        series: (await scraped.text()).split("\n").filter((line) => line && !line.startsWith("#")).length,
+      };
+    } finally {
+      for (const name of names) await stop(processes[name]);
+    }
   }
+  const ratios: Record<"logs" | "tracing", string[]> = { logs: [], tracing: [] };
+  for (const [label] of cases)
+    for (const kind of ["logs", "tracing"] as const) {
+      const rounds = measured.get(`${label}|${kind}`)!;
+      const rows = rounds[0]!.map((row, i) => ({
+        ...row,
+        requests: average(rounds.map((each) => each[i]!.requests)),
+        cpu: average(rounds.map((each) => each[i]!.cpu)),
+        p99: Math.max(...rounds.map((each) => each[i]!.p99)),
+        unexpected: rounds.reduce((sum, each) => sum + each[i]!.unexpected, 0),
+      }));
+      printRows(titles[kind](label), rows);
+      const each = rounds.map((round) => (round[1]!.requests / round[0]!.requests).toFixed(2));
+      console.log(`ratio in each round (its own processes): ${each.join(", ")}`);
+      ratios[kind].push(`${label} ${(rows[1]!.requests / rows[0]!.requests).toFixed(2)}`);
+    }
+  const lines = readFileSync(logFile, "utf8")
+    .split("\n")
+    .filter((line) => line.includes('"msg":"request"'));
+  console.log(
+    `\nrequest logs and metrics on / off: ${ratios.logs.join(", ")} (target ≥ 0.95); ` +
+      `${lines.length.toLocaleString("en-US")} request lines written, ${scrape.series} samples in a scrape (${scrape.status})`,
+  );
+  console.log(`tracing API without an SDK / tracing off: ${ratios.tracing.join(", ")} (target ≥ 0.98)`);
+}
+
+function average(values: number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
 }

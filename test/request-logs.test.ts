@@ -11,6 +11,7 @@ import { apiKey, createResource, crudkit, jsonLogger, type Logger, withId } from
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { lineSink } from "../src/core/line-sink.ts";
+import { type OwnRequestLine, jsonLogger as ownLogger, REQUEST_LINE } from "../src/core/logger.ts";
 import { forEachDialect } from "./dialects.ts";
 import { failing } from "./fixtures.ts";
 
@@ -229,6 +230,110 @@ describe("request logs", () => {
       err: { type: "TypeError", message: "boom", stack: expect.stringContaining("TypeError: boom") },
     });
     expect(warn).toMatchObject({ level: 40, msg: "odd value", cycle: "10" });
+  });
+
+  it("a request's line, written field by field, is the JSON that info(record, 'request') writes, hostile texts included", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
+    const logger: ReturnType<typeof ownLogger> & OwnRequestLine = ownLogger({
+      sink: lineSink({ fd: openSync(file, "w") }),
+    });
+    const records = [
+      {
+        method: "GET",
+        route: "/api/product/:id",
+        status: 200,
+        durationMs: 0.123,
+        requestId: "r-1",
+        bytes: 172,
+      },
+      {
+        method: "DELETE",
+        route: "unmatched",
+        status: 404,
+        durationMs: 12,
+        requestId: "r.2",
+        userId: 'u"1\\\n\u0000\u2028\ud800 é',
+        resource: "product",
+        operation: "delete",
+        code: "NOT_FOUND",
+      },
+      // A length no answer states is never written as NaN (that would not be JSON).
+      {
+        method: "GET",
+        route: '/x/"y"',
+        status: 500,
+        durationMs: Number.NaN,
+        requestId: "r3",
+        bytes: Number.NaN,
+      },
+      { method: "M\u00e9", route: "/a", status: 200, durationMs: 0.1234567, requestId: "r4" },
+      // Durations as recordOf rounds them, written from integers: every shape of fraction.
+      ...[
+        0,
+        0.001,
+        0.01,
+        0.05,
+        0.1,
+        0.12,
+        0.123,
+        1,
+        10.2,
+        10.02,
+        99.999,
+        1234.5,
+        86_400_000.001,
+        -1.5,
+        2 ** 60,
+      ].map((durationMs) => ({ method: "GET", route: "/b", status: 204, durationMs, requestId: "r5" })),
+      ...Array.from({ length: 300 }, () => ({
+        method: "GET",
+        route: "/c",
+        status: 200,
+        durationMs: Math.round(Math.random() * 10 ** Math.floor(Math.random() * 8)) / 1000,
+        requestId: "r6",
+      })),
+    ];
+    for (const record of records) {
+      logger[REQUEST_LINE]!(record);
+      logger.info(record, "request");
+    }
+    await logger.flush();
+    const lines = readFileSync(file, "utf8").trim().split("\n");
+    expect(lines).toHaveLength(records.length * 2);
+    const timeless = (line: string) => line.replace(/"time":\d+/, '"time":0');
+    for (let i = 0; i < records.length; i++) {
+      expect(timeless(lines[2 * i]!)).toBe(timeless(lines[2 * i + 1]!));
+      expect(JSON.parse(lines[2 * i]!)).toMatchObject({
+        level: 30,
+        msg: "request",
+        requestId: records[i]!.requestId,
+      });
+    }
+  });
+
+  it("a burst of multi-byte lines past the first buffer is written byte for byte, in order", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
+    const sink = lineSink({ fd: openSync(file, "w") });
+    // About 1.5 MB at once: the buffer grows past its first 64 KiB, characters of 2, 3 and 4 bytes
+    // land on every offset.
+    const lines = Array.from({ length: 6000 }, (_, i) => `${i}:${"é€😀x".repeat(i % 97)}\n`);
+    for (const line of lines) sink.write(line);
+    await sink.flush();
+    expect(readFileSync(file, "utf8")).toBe(lines.join(""));
+  });
+
+  it("lines written while a write is under way go out with the next one, every line once and in order", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
+    const sink = lineSink({ fd: openSync(file, "w") });
+    // 2,000 lines over a few hundred ms, so that many arrive while a write is under way.
+    for (let i = 0; i < 200; i++) {
+      for (let j = 0; j < 10; j++) sink.write(`{"n":${i * 10 + j}}\n`);
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await sink.flush();
+    const lines = readFileSync(file, "utf8").trim().split("\n");
+    expect(lines.map((line) => JSON.parse(line).n)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
   });
 
   it("a full pipe: lines queue up to the cap, the rest are dropped and counted, and all is written once read", async () => {

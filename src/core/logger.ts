@@ -3,6 +3,7 @@
 // in pino's shape go to stderr through a sink that never blocks (line-sink.ts); `pretty` gives
 // one readable line per event instead, for development.
 
+import type { RequestRecord } from "./http-handler.ts";
 import { type LineSink, lineSink } from "./line-sink.ts";
 
 /** What crudkit needs of a logger: pino's methods (pino itself fits). */
@@ -34,7 +35,57 @@ export function jsonLogger(options: JsonLoggerOptions = {}): Logger & { flush():
   const sink = options.sink ?? lineSink();
   const line = options.pretty ? prettyLine : jsonLine;
   const at = (level: Level) => (fields: object, message?: string) => sink.write(line(level, fields, message));
-  return { info: at("info"), warn: at("warn"), error: at("error"), flush: () => sink.flush() };
+  const logger: Logger & { flush(): Promise<void> } & OwnRequestLine = {
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    flush: () => sink.flush(),
+  };
+  if (!options.pretty) logger[REQUEST_LINE] = (record) => sink.write(requestLine(record));
+  return logger;
+}
+
+/**
+ * A logger of ours writes a request's line itself (see requestLine); any other gets `info`. Not
+ * in jsonLogger's type: nothing outside crudkit calls it.
+ */
+export const REQUEST_LINE = Symbol("crudkit.requestLine");
+
+export interface OwnRequestLine {
+  [REQUEST_LINE]?: (record: RequestRecord) => void;
+}
+
+/**
+ * A request's line, as `jsonLine(info, record, "request")` writes it, field by field: the one line
+ * every request writes, where a JSON.stringify of the whole record cost twice as much (measured:
+ * 1.0 µs against 0.6 µs). Every text goes through JSON.stringify, so a user id with quotes or
+ * control characters is escaped the same way.
+ */
+function requestLine(record: RequestRecord): string {
+  const text = JSON.stringify;
+  let line = `{"level":30,"time":${Date.now()},"msg":"request","method":${text(record.method)},"route":${text(record.route)},"status":${Number.isFinite(record.status) ? record.status : "null"},"durationMs":${milliseconds(record.durationMs)},"requestId":${text(record.requestId)}`;
+  if (record.bytes !== undefined) line += `,"bytes":${Number.isFinite(record.bytes) ? record.bytes : "null"}`;
+  if (record.userId !== undefined) line += `,"userId":${text(record.userId)}`;
+  if (record.resource !== undefined) line += `,"resource":${text(record.resource)}`;
+  if (record.operation !== undefined) line += `,"operation":${text(record.operation)}`;
+  if (record.code !== undefined) line += `,"code":${text(record.code)}`;
+  return `${line}}\n`;
+}
+
+/**
+ * A duration rounded to the microsecond (as recordOf makes it), as JSON.stringify writes it, from
+ * integers: writing a fraction's shortest digits took a quarter of the line's time.
+ */
+function milliseconds(value: number): string {
+  const micros = Math.round(value * 1000);
+  if (!Number.isSafeInteger(micros) || micros < 0 || micros / 1000 !== value)
+    return Number.isFinite(value) ? String(value) : "null";
+  const whole = Math.floor(micros / 1000);
+  const fraction = micros - whole * 1000;
+  if (fraction === 0) return `${whole}`;
+  if (fraction % 100 === 0) return `${whole}.${fraction / 100}`;
+  if (fraction % 10 === 0) return `${whole}.${fraction < 100 ? "0" : ""}${fraction / 10}`;
+  return `${whole}.${fraction < 10 ? "00" : fraction < 100 ? "0" : ""}${fraction}`;
 }
 
 function jsonLine(level: Level, fields: object, message: string | undefined): string {

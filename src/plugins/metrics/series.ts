@@ -126,24 +126,53 @@ export function createSeries(prom: typeof Prom, telemetry: Telemetry, defaults: 
       await levels.read();
       return registry.metrics();
     },
-    request(record) {
-      const method = METHODS.has(record.method) ? record.method : "other";
-      const route = `${method} ${record.route}`;
-      requests.entry(`${route} ${record.status}`, () => ({
-        method,
-        route: record.route,
-        status: String(record.status),
-      })).value++;
-      durations.observe(
-        durations.entry(route, () => ({ method, route: record.route })),
-        record.durationMs / 1000,
-      );
-    },
+    request: requestCounter(requests, durations),
     close() {
       stop();
       processes?.close();
     },
   };
+}
+
+/** Counts a request and observes its latency, under its route's template, method and status. */
+function requestCounter(requests: Tally, durations: Spread): (record: RequestRecord) => void {
+  // Each route's entries by method, then its counts by status, made once.
+  const byRoute = new Map<string, Map<string, RouteEntries>>();
+  return (record) => {
+    const method = METHODS.has(record.method) ? record.method : "other";
+    // Found through the route's own text (a template, interned) and numbers: no key made per
+    // request (two texts joined and hashed per series cost about 0.7 µs a request, measured).
+    let methods = byRoute.get(record.route);
+    if (!methods) {
+      methods = new Map();
+      byRoute.set(record.route, methods);
+    }
+    let entries = methods.get(method);
+    if (!entries) {
+      const route = record.route;
+      entries = {
+        time: durations.entry(`${method} ${route}`, () => ({ method, route })),
+        byStatus: new Map(),
+        requests: (status) =>
+          requests.entry(`${method} ${route} ${status}`, () => ({ method, route, status: String(status) })),
+      };
+      methods.set(method, entries);
+    }
+    let count = entries.byStatus.get(record.status);
+    if (!count) {
+      count = entries.requests(record.status);
+      entries.byStatus.set(record.status, count);
+    }
+    count.value++;
+    durations.observe(entries.time, record.durationMs / 1000);
+  };
+}
+
+/** A route's series for one method: its latency, and its request count per status. */
+interface RouteEntries {
+  time: SpreadEntry;
+  byStatus: Map<number, TallyEntry>;
+  requests(status: number): TallyEntry;
 }
 
 /** Levels read at each scrape: the pool, the reader threads, event streams, the webhook backlog. */
