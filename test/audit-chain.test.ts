@@ -14,7 +14,8 @@ import { audit } from "crudkit-api/plugins";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { columnsOfRow, entryDigest, GENESIS, linkHash } from "../src/plugins/audit/audit-chain.ts";
+import { canonicalJson } from "../src/core/canonical-json.ts";
+import { columnsOfRow, entryDigest, entryJson, GENESIS, linkHash } from "../src/plugins/audit/audit-chain.ts";
 import { CLI_RUNNER, cliWorkDir } from "./cli-project.ts";
 import { checkContract } from "./contract.ts";
 import { type DialectName, forEachDialect, type TestDialect } from "./dialects.ts";
@@ -693,6 +694,37 @@ const OLD_AUDIT_LOGS: TableDefinition = {
 
 describe("audit chain", () => {
   forEachDialect(suite);
+
+  it("an entry's JSON is its canonical JSON, character for character: every digest already stored depends on it", () => {
+    const base = {
+      id: "e1",
+      created_at: "2026-11-27T06:00:00.000Z",
+      resource: "item",
+      operation: "update",
+      record_id: "r1",
+      user_id: null,
+      source: "http",
+      ip: "127.0.0.1",
+      user_agent: 'a "quoted" agent\\ with \u0000 and \u2028',
+      before: { b: 1, a: [{ d: 2, c: "é" }], z: null },
+      after: { b: 2, a: [], "": "empty key", é: "accent", "😀": true },
+      changes: ["b", "a"],
+      caused_by: null,
+      scope: "org-1",
+    };
+    const variants = [
+      base,
+      { ...base, before: null, after: null, changes: null, ip: null, scope: null },
+      // A column a row lacks is left out, as canonicalJson leaves out undefined members.
+      { ...base, before: undefined, changes: undefined },
+      { ...base, after: { __proto__: "x", constructor: 1, nested: { deep: [[1, [2, { y: 1, x: 2 }]]] } } },
+      { ...base, after: "a text", before: 12.5, changes: true },
+    ];
+    for (const columns of variants) {
+      const typed = columns as unknown as Parameters<typeof entryJson>[0];
+      expect(entryJson(typed)).toBe(canonicalJson(typed));
+    }
+  });
 });
 
 /** `writers` writers each creating `each` projects at once. */
@@ -791,6 +823,38 @@ describe("audit chain on PostgreSQL: sealed after commit", () => {
           const seqs = await app.db.selectFrom("audit_logs").select("seq").orderBy("seq").execute();
           expect(seqs.map((row) => Number(row.seq))).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
           expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 40, unchained: 0 });
+        } finally {
+          await app.close();
+        }
+      });
+
+      it("a transaction's entries are chained together, in the order written, while other writers commit around it", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });
+        await app.ready;
+        try {
+          const doomed = await app.api.createProject({ body: { name: "doomed" }, overrideAccess: true });
+          for (let i = 0; i < 5; i++)
+            await app.api.createTask({
+              body: { title: `t${i}`, projectId: doomed.id },
+              overrideAccess: true,
+            });
+          // The cascade writes six entries in one transaction (five tasks, then the project), while
+          // four writers commit entries of their own.
+          await Promise.all([
+            app.api.deleteProject({ params: { id: doomed.id }, overrideAccess: true }),
+            createConcurrently(app, 4, 5),
+          ]);
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 32 });
+          const deletes = await app.db
+            .selectFrom("audit_logs")
+            .select(["seq", "resource", "caused_by"])
+            .where("operation", "=", "delete")
+            .orderBy("seq")
+            .execute();
+          const seqs = deletes.map((row) => Number(row.seq));
+          expect(seqs).toEqual(Array.from({ length: 6 }, (_, i) => seqs[0]! + i));
+          expect(deletes.map((row) => row.resource)).toEqual([...Array(5).fill("task"), "project"]);
         } finally {
           await app.close();
         }
