@@ -14,6 +14,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createExampleApp, type ExampleApp } from "../examples/app.ts";
 import { ADMIN_CSP } from "../src/admin/admin.ts";
+import { EXACT_COUNT_UP_TO, rowCount } from "../src/admin/ui/row-count.ts";
+import { EXACT_UP_TO } from "../src/resource/list-count.ts";
 import { chromiumPresent, launchChromium, streamOpened } from "./chromium.ts";
 import { forEachDialect } from "./dialects.ts";
 
@@ -30,6 +32,12 @@ beforeAll(async () => {
 afterAll(() => browser?.close());
 
 describe("the admin's code", () => {
+  it("says a count is exact where the API counts exactly: the admin's threshold is the server's", () => {
+    expect(EXACT_COUNT_UP_TO).toBe(EXACT_UP_TO);
+    expect(rowCount(EXACT_UP_TO - 1)).not.toMatch(/about/);
+    expect(rowCount(EXACT_UP_TO)).toMatch(/^about /);
+  });
+
   it("never asks for the server's authority: no overrideAccess anywhere in src/admin", () => {
     const files = readdirSync(join(root, "src/admin"), { recursive: true, withFileTypes: true })
       .filter((f) => f.isFile())
@@ -164,6 +172,11 @@ forEachDialect(
         const { context, page, errors } = await signedIn(ADMIN_KEY);
         await page.getByRole("link", { name: "products" }).click();
         await grid(page).waitFor();
+        // 30 products: counted exactly, so said exactly ("about" is for the database's estimates).
+        await page
+          .getByRole("status")
+          .filter({ hasText: /^30 rows$/ })
+          .waitFor();
         await page.getByRole("button", { name: "price" }).click();
         await expect.poll(() => page.url()).toContain("sortBy=price");
         const priceColumn =

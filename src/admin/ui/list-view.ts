@@ -11,6 +11,7 @@ import { useLive } from "./live.ts";
 import type { Session } from "./main.ts";
 import { type FieldModel, operatorsFor, type ResourceModel } from "./model.ts";
 import { listHref, recordHref, useFocusedHeading } from "./route.ts";
+import { rowCount } from "./row-count.ts";
 import { ShowRequest } from "./show-request.ts";
 import { t } from "./strings.ts";
 
@@ -206,7 +207,7 @@ export function ListView({
       ${
         page &&
         html`<div class="pager">
-          <span role="status">${page.pagination.total === null ? "" : t.about(page.pagination.total)}</span>
+          <span role="status">${page.pagination.total === null ? "" : rowCount(page.pagination.total)}</span>
           <button type="button" disabled=${!page.pagination.prevCursor} onClick=${() => go((q) => q.set("cursor", page.pagination.prevCursor!))}>${t.previous}</button>
           <button type="button" disabled=${!page.pagination.nextCursor} onClick=${() => go((q) => q.set("cursor", page.pagination.nextCursor!))}>${t.next}</button>
         </div>`
