@@ -128,15 +128,19 @@ export class OutboxStore {
       .selectFrom(`${WEBHOOK_EVENTS} as e`)
       .where("e.status", "=", "pending")
       .where("e.next_attempt_at", "<=", this.date(now))
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom(`${WEBHOOK_EVENTS} as p`)
-              .select(sql`1`.as("one"))
-              .where("p.status", "=", "pending")
-              .whereRef("p.queue", "=", "e.queue")
-              .whereRef("p.id", "<", "e.id"),
-          ),
+      // The oldest pending event of its queue, asked per candidate: a scalar subquery is never
+      // made a join, so each is one probe of the queue index, whatever the statistics say. As
+      // NOT EXISTS (an earlier pending one), PostgreSQL planned a fresh table (no statistics yet,
+      // "3 rows") as a scan of every pending event per candidate: with a backlog of 200, 32 ms a
+      // claim, and delivery fell behind for good (p50 2 s after commit at 1,200 events/s).
+      .where(({ eb, selectFrom }) =>
+        eb(
+          selectFrom(`${WEBHOOK_EVENTS} as p`)
+            .select(({ fn }) => fn.min("p.id").as("first"))
+            .where("p.status", "=", "pending")
+            .whereRef("p.queue", "=", "e.queue"),
+          "=",
+          eb.ref("e.id"),
         ),
       )
       .orderBy("e.next_attempt_at")
