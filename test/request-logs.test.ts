@@ -11,7 +11,7 @@ import { apiKey, createResource, crudkit, jsonLogger, type Logger, withId } from
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { lineSink } from "../src/core/line-sink.ts";
-import { type OwnRequestLine, jsonLogger as ownLogger, REQUEST_LINE } from "../src/core/logger.ts";
+import { jsonLogger as ownLogger, requestLineOf } from "../src/core/logger.ts";
 import { forEachDialect } from "./dialects.ts";
 import { failing } from "./fixtures.ts";
 
@@ -234,9 +234,8 @@ describe("request logs", () => {
 
   it("a request's line, written field by field, is the JSON that info(record, 'request') writes, hostile texts included", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
-    const logger: ReturnType<typeof ownLogger> & OwnRequestLine = ownLogger({
-      sink: lineSink({ fd: openSync(file, "w") }),
-    });
+    const logger = ownLogger({ sink: lineSink({ fd: openSync(file, "w") }) });
+    const line = requestLineOf(logger);
     const records = [
       {
         method: "GET",
@@ -283,8 +282,21 @@ describe("request logs", () => {
         1234.5,
         86_400_000.001,
         -1.5,
+        -0,
         2 ** 60,
+        // Past 2^43 ms three decimals are not the shortest form of a double.
+        8796093022208 + 15 / 512,
+        Math.round((2 ** 42 + 0.5) * 1000) / 1000,
       ].map((durationMs) => ({ method: "GET", route: "/b", status: 204, durationMs, requestId: "r5" })),
+      // A user id that is not a text (a custom identity's number) is written as the generic line does.
+      {
+        method: "GET",
+        route: "/d",
+        status: 200,
+        durationMs: 1,
+        requestId: "r7",
+        userId: 42 as unknown as string,
+      },
       ...Array.from({ length: 300 }, () => ({
         method: "GET",
         route: "/c",
@@ -294,7 +306,7 @@ describe("request logs", () => {
       })),
     ];
     for (const record of records) {
-      logger[REQUEST_LINE]!(record);
+      line(record);
       logger.info(record, "request");
     }
     await logger.flush();
@@ -320,6 +332,20 @@ describe("request logs", () => {
     for (const line of lines) sink.write(line);
     await sink.flush();
     expect(readFileSync(file, "utf8")).toBe(lines.join(""));
+  });
+
+  it("a copy of our logger, or one whose info was replaced, gets its request lines through info", async () => {
+    const base = ownLogger({
+      sink: lineSink({ fd: openSync(join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "x"), "w") }),
+    });
+    const seen: unknown[] = [];
+    const wrapped = { ...base, info: (fields: object, message?: string) => seen.push([fields, message]) };
+    const record = { method: "GET", route: "/a", status: 200, durationMs: 1, requestId: "r1" };
+    requestLineOf(wrapped)(record);
+    expect(seen).toEqual([[record, "request"]]);
+    base.info = (fields: object, message?: string) => seen.push([fields, message]);
+    requestLineOf(base)(record);
+    expect(seen).toHaveLength(2);
   });
 
   it("lines written while a write is under way go out with the next one, every line once and in order", async () => {

@@ -5,7 +5,7 @@
 
 import { floodGuarded, type GuardedLog, type LogFields } from "../core/flood-guard.ts";
 import type { RequestRecord } from "../core/http-handler.ts";
-import { jsonLogger, type Logger, type OwnRequestLine, REQUEST_LINE } from "../core/logger.ts";
+import { jsonLogger, type Logger, requestLineOf } from "../core/logger.ts";
 import type { Log } from "../resource/runtime.ts";
 
 export interface LoggingOptions {
@@ -29,7 +29,7 @@ export function appLogging(options: LoggingOptions): AppLogging {
   if (!options.log) guarded = floodGuarded(logger ? toLogger(logger) : toStderr);
   return {
     log: options.log ?? guarded!,
-    observe: options.requestLogs && logger ? requestLog(logger) : undefined,
+    observe: options.requestLogs && logger ? requestLineOf(logger) : undefined,
     async close() {
       guarded?.close();
       // The logger's last lines (ours, or pino's, which has a flush too), for 2 s at most: a
@@ -48,12 +48,6 @@ export function appLogging(options: LoggingOptions): AppLogging {
       }
     },
   };
-}
-
-/** A request's line: written by our own logger directly (logger.ts), else given to `info`. */
-function requestLog(logger: Logger): (record: RequestRecord) => void {
-  const own = (logger as OwnRequestLine)[REQUEST_LINE];
-  return own ?? ((record) => logger.info(record, "request"));
 }
 
 /** An error report as a logger's error line: the cause under `err`, as pino names it. */

@@ -35,24 +35,24 @@ export function jsonLogger(options: JsonLoggerOptions = {}): Logger & { flush():
   const sink = options.sink ?? lineSink();
   const line = options.pretty ? prettyLine : jsonLine;
   const at = (level: Level) => (fields: object, message?: string) => sink.write(line(level, fields, message));
-  const logger: Logger & { flush(): Promise<void> } & OwnRequestLine = {
-    info: at("info"),
-    warn: at("warn"),
-    error: at("error"),
-    flush: () => sink.flush(),
-  };
-  if (!options.pretty) logger[REQUEST_LINE] = (record) => sink.write(requestLine(record));
+  const logger = { info: at("info"), warn: at("warn"), error: at("error"), flush: () => sink.flush() };
+  if (!options.pretty)
+    ownLines.set(logger, { info: logger.info, write: (record) => sink.write(requestLine(record)) });
   return logger;
 }
 
 /**
- * A logger of ours writes a request's line itself (see requestLine); any other gets `info`. Not
- * in jsonLogger's type: nothing outside crudkit calls it.
+ * The loggers jsonLogger made, and how each writes a request's line itself (see requestLine). Kept
+ * apart, not on the logger: a copy of it (`{ ...logger, info }`) or one whose `info` was replaced
+ * is not ours any more, and gets `info` for its request lines as any other logger does.
  */
-export const REQUEST_LINE = Symbol("crudkit.requestLine");
+const ownLines = new WeakMap<object, { info: Logger["info"]; write: (record: RequestRecord) => void }>();
 
-export interface OwnRequestLine {
-  [REQUEST_LINE]?: (record: RequestRecord) => void;
+/** How `logger` writes a request's line: its own way when jsonLogger made it as it is, else `info`. */
+export function requestLineOf(logger: Logger): (record: RequestRecord) => void {
+  const own = ownLines.get(logger);
+  if (own && own.info === logger.info) return own.write;
+  return (record) => logger.info(record, "request");
 }
 
 /**
@@ -65,7 +65,8 @@ function requestLine(record: RequestRecord): string {
   const text = JSON.stringify;
   let line = `{"level":30,"time":${Date.now()},"msg":"request","method":${text(record.method)},"route":${text(record.route)},"status":${Number.isFinite(record.status) ? record.status : "null"},"durationMs":${milliseconds(record.durationMs)},"requestId":${text(record.requestId)}`;
   if (record.bytes !== undefined) line += `,"bytes":${Number.isFinite(record.bytes) ? record.bytes : "null"}`;
-  if (record.userId !== undefined) line += `,"userId":${text(record.userId)}`;
+  if (record.userId !== undefined)
+    line += `,"userId":${typeof record.userId === "string" ? text(record.userId) : safeStringify(record.userId)}`;
   if (record.resource !== undefined) line += `,"resource":${text(record.resource)}`;
   if (record.operation !== undefined) line += `,"operation":${text(record.operation)}`;
   if (record.code !== undefined) line += `,"code":${text(record.code)}`;
@@ -78,7 +79,8 @@ function requestLine(record: RequestRecord): string {
  */
 function milliseconds(value: number): string {
   const micros = Math.round(value * 1000);
-  if (!Number.isSafeInteger(micros) || micros < 0 || micros / 1000 !== value)
+  // From 2^42 ms on, doubles are too far apart for three decimals to be the shortest form.
+  if (!Number.isSafeInteger(micros) || micros < 0 || value >= 2 ** 42 || micros / 1000 !== value)
     return Number.isFinite(value) ? String(value) : "null";
   const whole = Math.floor(micros / 1000);
   const fraction = micros - whole * 1000;

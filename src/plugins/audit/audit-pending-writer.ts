@@ -30,7 +30,8 @@ export function pendingWriter(app: PluginContext, order: string): ChainWriter {
     );
   // `hash` holds the digest; the place is made in the INSERT. A transaction's later entries take
   // its number back with currval: the session's last number from the sequence, which is this
-  // transaction's (one connection runs one transaction at a time, through PgBouncer too). No
+  // transaction's (one connection runs one transaction at a time, through PgBouncer too; crudkit
+  // writes a transaction's entries through its one Kysely transaction, the key above). No
   // RETURNING to read: reading the number back cost each audited write a result to parse.
   const place = (number: RawBuilder<unknown>) =>
     sql`lpad(to_hex(${number} * ${sql.lit(POSITIONS)} + ${slot("position")}), 16, '0') || ':' || ${slot("hash")}`;
