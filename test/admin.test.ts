@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createExampleApp, type ExampleApp } from "../examples/app.ts";
 import { ADMIN_CSP } from "../src/admin/admin.ts";
 import { EXACT_COUNT_UP_TO, rowCount } from "../src/admin/ui/row-count.ts";
+import { chooseCatalog } from "../src/admin/ui/strings.ts";
 import { EXACT_UP_TO } from "../src/resource/list-count.ts";
 import { chromiumPresent, launchChromium, streamOpened } from "./chromium.ts";
 import { forEachDialect } from "./dialects.ts";
@@ -36,6 +37,24 @@ describe("the admin's code", () => {
     expect(EXACT_COUNT_UP_TO).toBe(EXACT_UP_TO);
     expect(rowCount(EXACT_UP_TO)).not.toMatch(/about/);
     expect(rowCount(EXACT_UP_TO + 1)).toMatch(/^about /);
+    expect([0, 1, 2, 37].map(rowCount)).toEqual(["0 rows", "1 row", "2 rows", "37 rows"]);
+    // Arabic's noun for a count: one, two, 3–10, 11–99, and the rest each have their own form.
+    const ar = chooseCatalog(["ar-EG"]);
+    try {
+      const digits = (n: number) => n.toLocaleString("ar");
+      expect([1, 2, 3, 11, 100].map(ar.exactly)).toEqual([
+        "صف واحد",
+        "صفان",
+        `${digits(3)} صفوف`,
+        `${digits(11)} صفًا`,
+        `${digits(100)} صف`,
+      ]);
+      // The form follows the last two digits: 12,345 as 45, 12,300 as 100.
+      expect(ar.about(12_345)).toBe(`نحو ${digits(12_345)} صفًا`);
+      expect(ar.about(12_300)).toBe(`نحو ${digits(12_300)} صف`);
+    } finally {
+      chooseCatalog(["en"]);
+    }
   });
 
   it("never asks for the server's authority: no overrideAccess anywhere in src/admin", () => {
@@ -197,6 +216,10 @@ forEachDialect(
         await page.getByLabel("Value", { exact: true }).fill("0");
         await page.getByRole("button", { name: "Add filter" }).click();
         await expect.poll(() => column(page, priceColumn)).toEqual(["1200"]);
+        await page
+          .getByRole("status")
+          .filter({ hasText: /^1 row$/ })
+          .waitFor();
         const url = page.url();
         await page.reload();
         await expect.poll(() => column(page, priceColumn)).toEqual(["1200"]);

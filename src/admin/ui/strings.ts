@@ -29,7 +29,7 @@ export const en = {
   previous: "Previous page",
   next: "Next page",
   about: (n: number) => `about ${n.toLocaleString()} rows`,
-  exactly: (n: number) => `${n.toLocaleString()} rows`,
+  exactly: (n: number) => (n === 1 ? "1 row" : `${n.toLocaleString()} rows`),
   noRows: "No rows match.",
   sortBy: (field: string) => `Sort by ${field}`,
   jumpTo: "Jump to value",
@@ -149,8 +149,8 @@ const ar: Strings = {
   newRecord: (name) => `${name} جديد`,
   previous: "الصفحة السابقة",
   next: "الصفحة التالية",
-  about: (n) => `نحو ${n.toLocaleString("ar")} صف`,
-  exactly: (n) => `${n.toLocaleString("ar")} صف`,
+  about: (n) => `نحو ${arabicRows(n)}`,
+  exactly: (n) => arabicRows(n),
   noRows: "لا توجد صفوف مطابقة.",
   sortBy: (field) => `الترتيب حسب ${field}`,
   jumpTo: "الانتقال إلى قيمة",
@@ -254,4 +254,23 @@ export function chooseCatalog(languages: readonly string[]): Strings {
   }
   t = en;
   return en;
+}
+
+const ARABIC_PLURALS = new Intl.PluralRules("ar");
+
+/** A count of rows in Arabic, whose noun takes a different form for 1, 2, 3–10, 11–99 and the rest. */
+function arabicRows(n: number): string {
+  const digits = n.toLocaleString("ar");
+  switch (ARABIC_PLURALS.select(n)) {
+    case "one":
+      return "صف واحد";
+    case "two":
+      return "صفان";
+    case "few":
+      return `${digits} صفوف`;
+    case "many":
+      return `${digits} صفًا`;
+    default:
+      return `${digits} صف`;
+  }
 }

@@ -1,11 +1,11 @@
 // PostgreSQL's pending entries (audit-seal-function.ts), placed by the writer itself. A
 // transaction's first entry takes its number from the order sequence inside its INSERT; its later
-// entries follow at number × 2^24 + 1, + 2, …, counted here. The place
-// is the same as the pending function makes (so one sealer orders both kinds), without a PL/pgSQL
-// call in every write: that call (a security-definer function setting two transaction-local
-// settings) cost 8 audited writers a tenth of their throughput (bench/webhooks.ts, "audit chain
-// cost"). It needs the right to use the sequence, which the role that made it has; another role
-// gets the pending function instead (audit-keeping.ts).
+// entries follow at number × 2^24 + 1, + 2, …, counted here. The place is the same as the pending
+// function makes (so one sealer orders both kinds), without a PL/pgSQL call in every write: that
+// call (a security-definer function setting two transaction-local settings) cost 8 audited writers
+// a tenth of their throughput (bench/webhooks.ts, "audit chain cost"). It needs the right to use
+// the sequence, which the role that made it has; another role gets the pending function instead
+// (audit-keeping.ts).
 
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { PluginContext } from "../../core/plugin.ts";
