@@ -88,7 +88,7 @@ const OUTBOX = process.env.OUTBOX === "on";
 db.exec(`create table if not exists "webhook_events" ("id" text primary key, "endpoint" text not null, "type" text not null,
   "queue" text not null, "body" text not null, "created_at" text not null, "status" text not null, "attempts" integer not null,
   "next_attempt_at" text not null, "last_error" text, "delivered_at" text);
-  create index if not exists "webhook_events_due_idx" on "webhook_events" ("status", "next_attempt_at");
+  create index if not exists "webhook_events_claim_order_idx" on "webhook_events" ("status", "next_attempt_at", "id");
   create index if not exists "webhook_events_queue_idx" on "webhook_events" ("status", "queue", "id")`);
 const insertEvent = db.prepare(
   `insert into "webhook_events" ("id","endpoint","type","queue","body","created_at","status","attempts","next_attempt_at") values (?,?,?,?,?,?,'pending',0,?)`,

@@ -31,9 +31,11 @@ export const webhookEventsTable: TableDefinition = {
     delivered_at: { type: "date" },
   },
   indexes: [
-    // What is due: pending events by time. Settled events keep their settling time there, so the
-    // retention finds them through it too.
-    { name: "webhook_events_due_idx", columns: ["status", "next_attempt_at"] },
+    // What is due: pending events by time, then id, the claim's own order, so that a claim reads
+    // its first rows and stops, with no sort of every due event (a plan PostgreSQL chose when its
+    // statistics saw no pending event: linear in the backlog). Settled events keep their settling
+    // time there, so the retention finds them through it too.
+    { name: "webhook_events_claim_order_idx", columns: ["status", "next_attempt_at", "id"] },
     // Whether an earlier event of the same queue is still pending.
     { name: "webhook_events_queue_idx", columns: ["status", "queue", "id"] },
   ],
