@@ -297,6 +297,30 @@ describe("request logs", () => {
         requestId: "r7",
         userId: 42 as unknown as string,
       },
+      // The texts kept per route and for the last user: a route under two methods, user ids that
+      // alternate, a resource without an operation and an operation without a resource.
+      ...["a", "b", "a", 'a"', "a"].map((userId, i) => ({
+        method: i % 2 ? "POST" : "GET",
+        route: "/api/product/:id",
+        status: 200,
+        durationMs: 1,
+        requestId: "r8",
+        userId,
+        resource: i % 2 ? "product" : "order",
+        operation: i < 3 ? "read" : "update",
+      })),
+      { method: "GET", route: "/e", status: 200, durationMs: 1, requestId: "r9", resource: "product" },
+      { method: "GET", route: "/e", status: 200, durationMs: 1, requestId: "r9", operation: "read" },
+      // More methods and routes than are kept: the rest are escaped on each line.
+      ...Array.from({ length: 300 }, (_, i) => ({
+        method: `M${i}`,
+        route: `/f/${i}`,
+        status: 200,
+        durationMs: 1,
+        requestId: "r10",
+        resource: `r${i}`,
+        operation: "read",
+      })),
       ...Array.from({ length: 300 }, () => ({
         method: "GET",
         route: "/c",

@@ -36,8 +36,10 @@ export function jsonLogger(options: JsonLoggerOptions = {}): Logger & { flush():
   const line = options.pretty ? prettyLine : jsonLine;
   const at = (level: Level) => (fields: object, message?: string) => sink.write(line(level, fields, message));
   const logger = { info: at("info"), warn: at("warn"), error: at("error"), flush: () => sink.flush() };
-  if (!options.pretty)
-    ownLines.set(logger, { info: logger.info, write: (record) => sink.write(requestLine(record)) });
+  if (!options.pretty) {
+    const texts = new RouteTexts();
+    ownLines.set(logger, { info: logger.info, write: (record) => sink.write(requestLine(record, texts)) });
+  }
   return logger;
 }
 
@@ -59,19 +61,69 @@ export function requestLineOf(logger: Logger): (record: RequestRecord) => void {
  * A request's line, as `jsonLine(info, record, "request")` writes it, field by field: the one line
  * every request writes, where a JSON.stringify of the whole record cost twice as much (measured:
  * 1.0 µs against 0.6 µs). Every text goes through JSON.stringify, so a user id with quotes or
- * control characters is escaped the same way.
+ * control characters is escaped the same way; the texts a route fixes (method, template, resource,
+ * operation) are escaped once per route and kept (see RouteTexts), as is the last user id.
  */
-function requestLine(record: RequestRecord): string {
-  const text = JSON.stringify;
-  let line = `{"level":30,"time":${Date.now()},"msg":"request","method":${text(record.method)},"route":${text(record.route)},"status":${Number.isFinite(record.status) ? record.status : "null"},"durationMs":${milliseconds(record.durationMs)},"requestId":${text(record.requestId)}`;
+function requestLine(record: RequestRecord, texts: RouteTexts): string {
+  let line = `{"level":30,"time":${Date.now()}${texts.head(record.route, record.method)}${Number.isFinite(record.status) ? record.status : "null"},"durationMs":${milliseconds(record.durationMs)},"requestId":${JSON.stringify(record.requestId)}`;
   if (record.bytes !== undefined) line += `,"bytes":${Number.isFinite(record.bytes) ? record.bytes : "null"}`;
-  if (record.userId !== undefined)
-    line += `,"userId":${typeof record.userId === "string" ? text(record.userId) : safeStringify(record.userId)}`;
-  if (record.resource !== undefined) line += `,"resource":${text(record.resource)}`;
-  if (record.operation !== undefined) line += `,"operation":${text(record.operation)}`;
-  if (record.code !== undefined) line += `,"code":${text(record.code)}`;
+  if (record.userId !== undefined) line += texts.user(record.userId);
+  if (record.resource !== undefined) line += texts.tail(record.resource, record.operation);
+  else if (record.operation !== undefined) line += `,"operation":${JSON.stringify(record.operation)}`;
+  if (record.code !== undefined) line += `,"code":${JSON.stringify(record.code)}`;
   return `${line}}\n`;
 }
+
+/**
+ * The parts of request lines that repeat, escaped once: per route and method, `,"msg":"request",
+ * "method":…,"route":…,"status":`; per resource and operation, their fields; the last user id's
+ * field. Escaping them on every line was a third of its cost (0.95 µs a line against 0.63 µs,
+ * measured). Routes are templates and methods a closed set, but a Request made in code may carry
+ * any method: past 256 kept texts, the rest are escaped each time.
+ */
+class RouteTexts {
+  #heads = new Map<string, Map<string, string>>();
+  #tails = new Map<string, Map<string | undefined, string>>();
+  #kept = 0;
+  #user: unknown;
+  #userText = "";
+
+  head(route: string, method: string): string {
+    const byMethod = this.#heads.get(route);
+    const found = byMethod?.get(method);
+    if (found !== undefined) return found;
+    const text = `,"msg":"request","method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":`;
+    if (this.#kept < MAX_KEPT) {
+      this.#kept++;
+      if (byMethod) byMethod.set(method, text);
+      else this.#heads.set(route, new Map([[method, text]]));
+    }
+    return text;
+  }
+
+  tail(resource: string, operation: string | undefined): string {
+    const byOperation = this.#tails.get(resource);
+    const found = byOperation?.get(operation);
+    if (found !== undefined) return found;
+    const text = `,"resource":${JSON.stringify(resource)}${operation === undefined ? "" : `,"operation":${JSON.stringify(operation)}`}`;
+    if (this.#kept < MAX_KEPT) {
+      this.#kept++;
+      if (byOperation) byOperation.set(operation, text);
+      else this.#tails.set(resource, new Map([[operation, text]]));
+    }
+    return text;
+  }
+
+  user(id: unknown): string {
+    if (id !== this.#user) {
+      this.#userText = `,"userId":${typeof id === "string" ? JSON.stringify(id) : safeStringify(id)}`;
+      this.#user = id;
+    }
+    return this.#userText;
+  }
+}
+
+const MAX_KEPT = 256;
 
 /**
  * A duration rounded to the microsecond (as recordOf makes it), as JSON.stringify writes it, from
