@@ -347,6 +347,30 @@ describe("request logs", () => {
     }
   });
 
+  it("a user id given as an object is written as it is at each line, not as it was first", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
+    const logger = ownLogger({ sink: lineSink({ fd: openSync(file, "w") }) });
+    const line = requestLineOf(logger);
+    const user = { n: 1 };
+    const record = {
+      method: "GET",
+      route: "/u",
+      status: 200,
+      durationMs: 1,
+      requestId: "r",
+      userId: user as unknown as string,
+    };
+    line(record);
+    user.n = 2;
+    line(record);
+    await logger.flush();
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((text) => JSON.parse(text));
+    expect(lines.map((each) => each.userId)).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+
   it("a burst of multi-byte lines past the first buffer is written byte for byte, in order", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
     const sink = lineSink({ fd: openSync(file, "w") });
