@@ -389,6 +389,10 @@ forEachDialect(
             ["price", "10", "111", "—"],
           ]),
         );
+        // The server made this record (overrideAccess, no user): its history says so, not "?".
+        await expect
+          .poll(() => b.page.getByRole("region", { name: "History" }).textContent())
+          .toContain("create by the server (override)");
         mkdirSync(artifacts, { recursive: true });
         await b.page.screenshot({
           path: join(artifacts, `admin-${dialect.name}-conflict-light.png`),

@@ -82,7 +82,7 @@ export function History(props: {
     <ol>
       ${entries.map(
         (entry) => html`<li>
-          <p><strong>${entry.operation}</strong> ${t.by(entry.userId ?? "?", entry.source)}, <time datetime=${entry.createdAt}>${new Date(entry.createdAt).toLocaleString()}</time></p>
+          <p><strong>${entry.operation}</strong> ${t.by(entry.userId, entry.source)}, <time datetime=${entry.createdAt}>${new Date(entry.createdAt).toLocaleString()}</time></p>
           ${
             entry.changes &&
             html`<ul>${Object.entries(entry.changes).map(

@@ -93,7 +93,9 @@ export const en = {
   chosen: (field: string) => `${field}: chosen`,
   noneChosen: "None chosen.",
   removeChosen: (label: string) => `Remove ${label}`,
-  by: (user: string, source: string) => `by ${user} (${source})`,
+  /** Who made a change: a user's id, or the server's own write (no user). */
+  by: (user: string | null, source: string) =>
+    user === null ? `by the server (${source})` : `by ${user} (${source})`,
   restore: "Restore this version",
   changedBySomeone: "Someone changed this record while you had it open. What you typed is kept.",
   deletedBySomeone: "Someone deleted this record while you had it open.",
@@ -227,7 +229,7 @@ const ar: Strings = {
   chosen: (field) => `${field}: المختارة`,
   noneChosen: "لا شيء مختار.",
   removeChosen: (label) => `إزالة ${label}`,
-  by: (user, source) => `بواسطة ${user} (${source})`,
+  by: (user, source) => (user === null ? `بواسطة الخادم (${source})` : `بواسطة ${user} (${source})`),
   restore: "استعادة هذه النسخة",
   showRequest: "عرض الطلب",
   hideRequest: "إخفاء الطلب",
