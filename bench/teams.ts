@@ -17,6 +17,8 @@
 //      it is skipped, with a note, when that process refuses the rule, when the rule is not
 //      honoured (no page shows the field to some rows and not others), or when
 //      CRUDKIT_BENCH_TEAMS_RECORD_RULE=off.
+// On SQLite it then times the same targets for the SQL alone (bench/teams-sql.ts): what any API on
+// these tables could reach at best.
 // A missed target is printed, not failed: the run exits non-zero only when something breaks.
 //   --db sqlite|postgres: only that database  --rounds <n> (3)  --connections <n> (32)
 
@@ -40,6 +42,7 @@ import {
   USERS,
   userId,
 } from "./teams-seed.ts";
+import { printSqlAlone } from "./teams-sql.ts";
 
 export interface TeamsOptions {
   rows: number;
@@ -230,6 +233,7 @@ async function runOn(db: string, deployment: Deployment, options: TeamsOptions):
       );
       printTable(rows);
       for (const line of missed) console.log(`target missed: ${line}`);
+      if (deployment.url.startsWith("file:")) printSqlAlone(deployment.url.slice("file:".length));
     } finally {
       if (record) await stop(record);
     }

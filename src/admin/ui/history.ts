@@ -1,8 +1,8 @@
 // A record's history, for every caller who may read the record (GET /<resource>/:id/history,
 // served by the audit plugin; absent where the app has none): who changed what and when, field by
 // field, her hidden fields left out by the server. A redacted value stays redacted; "Restore this
-// version" is an ordinary PATCH with If-Match, audited like any other, that never writes a
-// redacted placeholder (or a field she cannot see) back.
+// version" (offered where it would change something) is an ordinary PATCH with If-Match, audited
+// like any other, that never writes a redacted placeholder (or a field she cannot see) back.
 
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
@@ -52,14 +52,7 @@ export function History(props: {
   }, [history, session.credential, etag]);
   if (!entries) return null;
 
-  const restore = async (entry: Entry) => {
-    const body: Row = {};
-    for (const field of writable) {
-      // A field hidden from her is absent from the version: it stays as it is.
-      const value = entry.after?.[field];
-      if (value === REDACTED || value === undefined) continue;
-      if (JSON.stringify(value) !== JSON.stringify(current[field] ?? null)) body[field] = value;
-    }
+  const restore = async (body: Row) => {
     try {
       const answer = await request<Row>(
         session.credential,
@@ -76,6 +69,15 @@ export function History(props: {
     }
   };
 
+  // Offered only where it would change something: not on the version the record is at now (a
+  // record's only version, say), where a PATCH would write nothing.
+  const restoreButton = (entry: Entry) => {
+    if (!entry.after || entry.operation === "delete") return null;
+    const body = restoreBody(entry.after, current, writable);
+    if (Object.keys(body).length === 0) return null;
+    return html`<button type="button" onClick=${() => restore(body)}>${t.restore}</button>`;
+  };
+
   return html`<section class="history" aria-labelledby="history-title">
     <h3 id="history-title">${t.history}</h3>
     ${failure && html`<p role="alert" class="error">${failure}</p>`}
@@ -89,13 +91,22 @@ export function History(props: {
               ([field, change]) => html`<li>${field}: ${cellText(change.from)} → ${cellText(change.to)}</li>`,
             )}</ul>`
           }
-          ${
-            entry.after &&
-            entry.operation !== "delete" &&
-            html`<button type="button" onClick=${() => restore(entry)}>${t.restore}</button>`
-          }
+          ${restoreButton(entry)}
         </li>`,
       )}
     </ol>
   </section>`;
+}
+
+/** What restoring `version` writes: the fields she may write that it holds otherwise than now. */
+function restoreBody(version: Row, current: Row, writable: readonly string[]): Row {
+  const body: Row = {};
+  for (const field of writable) {
+    // A field hidden from her is absent from the version, and a redacted one is not its value:
+    // either stays as it is.
+    const value = version[field];
+    if (value === REDACTED || value === undefined) continue;
+    if (JSON.stringify(value) !== JSON.stringify(current[field] ?? null)) body[field] = value;
+  }
+  return body;
 }
