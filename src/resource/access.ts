@@ -1,6 +1,7 @@
 // Access rules: decided before any lookup, hook or side effect, so a denied caller learns nothing.
-// A rule says yes or no to an operation, or (read, list, update, delete) answers with a `Where`:
-// the rows the caller may touch. Field rules hide or protect single fields.
+// A rule says yes or no to an operation, or answers with a `Where`: the rows the caller may touch
+// (for a create, the records she may make: the one stored must match). Field rules hide or
+// protect single fields.
 
 import type { Kysely } from "kysely";
 import { APIError } from "../core/errors.ts";
@@ -72,7 +73,12 @@ export interface FieldAccess {
 
 /** One rule per operation (an operation without a rule is denied over HTTP), and rules per field. */
 export interface ResourceAccess<Rec = any, Create = any, Update = any> {
-  create?: AccessRule<Create>;
+  /**
+   * Who may create. A `Where` (a `memberOf`, say) allows records that match it once stored: it
+   * is checked on the stored row in the write's transaction, and a create outside it is refused
+   * with nothing stored.
+   */
+  create?: RowRule<Rec, Create>;
   read?: RowRule<Rec>;
   list?: RowRule<Rec>;
   update?: RowRule<Rec, Update>;
@@ -108,9 +114,8 @@ export async function askRule(
   if (rule === true) return true;
   const answer = await (rule as Exclude<typeof rule, boolean | undefined>)(ctx);
   if (answer === true) return true;
-  // A Where from a rule that may not return one (create) is a mistake: deny.
-  if (ctx.operation !== "create" && typeof answer === "object" && answer !== null && !Array.isArray(answer))
-    return answer;
+  // A create's Where is checked on the record as stored, in the write's transaction (create.ts).
+  if (typeof answer === "object" && answer !== null && !Array.isArray(answer)) return answer;
   throw denied(ctx.operation, ctx.resource);
 }
 

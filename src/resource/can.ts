@@ -6,9 +6,10 @@ import { APIError, unlessForbidden } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
 import type { Condition } from "../query/where.ts";
 import { matchesWhere } from "../query/where-match.ts";
-import type { Operation } from "./access.ts";
+import { denied, type Operation } from "./access.ts";
 import { decide, withOwner, withServerParts } from "./admission.ts";
 import { gatesOf, mayNotWrite } from "./field-access.ts";
+import { newRecord } from "./operations/create.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
 export interface CanOptions {
@@ -59,6 +60,14 @@ export async function can(
     }
     const { scope, where, hidden } = await decide(rt, access);
     const hiddenFields = [...hidden];
+    // A create rule's Where holds for the record as stored: asked of the database with the body.
+    if (
+      operation === "create" &&
+      scope &&
+      options.body !== undefined &&
+      !(await wouldHold(rt, access.body, scope))
+    )
+      return { allowed: false, hiddenFields, reason: denied("create", rt.resource.name).message };
     const gates = gatesOf(hidden);
     const perRecord: Partial<Permission> = {};
     if (id !== undefined && operation !== "create" && operation !== "list") {
@@ -81,6 +90,27 @@ export async function can(
     const hiddenFields = [...(await rt.fieldPolicy.hidden(access))];
     return { allowed: false, hiddenFields, reason: error.message };
   }
+}
+
+const UNDONE = Symbol("undone");
+
+/**
+ * Whether the record a create of `body` stores would match `scope`: made in a transaction, asked,
+ * and undone. A body the create would refuse (invalid, a missing reference) throws its APIError.
+ */
+async function wouldHold(rt: ResourceRuntime, body: unknown, scope: Condition): Promise<boolean> {
+  const record = newRecord(rt, rt.validator.create(body));
+  let holds = false;
+  try {
+    await rt.db.transaction().execute(async (trx) => {
+      await rt.store.insert(trx, record);
+      holds = await rt.store.holds(trx, String(record.id), scope);
+      throw UNDONE;
+    });
+  } catch (error) {
+    if (error !== UNDONE) throw error;
+  }
+  return holds;
 }
 
 /** Whether the caller of a request may read one record: her read rule, and the record within her rows. */

@@ -37,9 +37,10 @@ export type MemberRule = (ctx: Pick<AccessContext, "user">) => false | Record<st
  * <membership> where <user> = ? [and role in (…)])`, one semi-join the database answers with each
  * statement, reads, lists, counts, updates, deletes, expansions and realtime alike; the membership
  * index it needs (`user`, `scope`) is added to the membership resource. Spread it for every
- * operation, or give it to one. A create is allowed to any signed-in user: the record's reference
- * to its group (or to what reaches it) is checked by that resource's read rule, in the write's
- * transaction, so nobody creates into a group she is not a member of.
+ * operation, or give it to one. A create must land in a group she is a member of (with one of
+ * `roles`): the record as stored is checked in the write's transaction, and a create elsewhere is
+ * refused (403) with nothing stored. On the group itself (`path: "id"`) a spread lets any
+ * signed-in user create one.
  *
  * @example
  * const project = createResource({
@@ -70,7 +71,9 @@ export function memberOf(membership: AnyResource | string, options: MemberOfOpti
   };
   paths.set(rule, path);
   return Object.assign(rule, {
-    create: ({ user }: { user: User | null }) => user !== null,
+    // A new group has no members yet: whoever is signed in may make one (and her membership, in
+    // its afterCreate hook). Anything else is created into a group she is a member of.
+    create: path === "id" ? ({ user }: { user: User | null }) => user !== null : rule,
     read: rule,
     list: rule,
     update: rule,

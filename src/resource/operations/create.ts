@@ -3,6 +3,7 @@
 import type { Endpoint } from "../../core/endpoint.ts";
 import { Versioned } from "../../core/etag.ts";
 import { uuidv7 } from "../../core/id.ts";
+import { denied } from "../access.ts";
 import { admit } from "../admission.ts";
 import { syncFiles, touchesFiles } from "../file-fields.ts";
 import { checkGatedWrites, seenAfterWrite } from "../gated-answer.ts";
@@ -21,18 +22,12 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
     minimal: "created",
     idempotent: true,
     async handler(ctx) {
-      const { user, data: valid, hidden, writeGates } = await admit(rt, ctx, "create");
+      const { user, data: valid, scope, hidden, writeGates } = await admit(rt, ctx, "create");
       const base = hookContext(ctx, rt, "create", user);
       let data = valid;
       if (hooks.beforeCreate.length) data = await runTransforming(hooks.beforeCreate, base, "data", data);
 
-      const { id, ...fields } = data;
-      const record: Record<string, unknown> = { id: typeof id === "string" ? id : uuidv7(), ...fields };
-      if (resource.timestamps) {
-        const now = new Date().toISOString();
-        record.createdAt = now;
-        record.updatedAt = now;
-      }
+      const record = newRecord(rt, data);
       const owned = touchesFiles(rt.fileFields, record) ? rt.fileFields : undefined;
       const references = await referenceChecks(rt, ctx, user, record);
       const created = await runWrite(
@@ -40,10 +35,14 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
         hooks.afterCreate.length > 0 ||
           owned !== undefined ||
           references !== undefined ||
+          scope !== undefined ||
           writeGates !== undefined,
         async (write) => {
           if (references) await checkReferenceRows(write.db, references);
           const created = await rt.store.insert(write.db, record);
+          // A create rule's Where (a memberOf) holds for the row as stored, or nothing is.
+          if (scope && !(await rt.store.holds(write.db, String(created.id), scope)))
+            throw denied("create", resource.name);
           await checkGatedWrites(rt, write.db, String(created.id), writeGates);
           if (owned) await syncFiles(owned, write.db, ctx, resource.name, undefined, created);
           await write.changed(rt, base, { record: created });
@@ -55,4 +54,16 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
       return new Versioned(visible, visible, false);
     },
   };
+}
+
+/** A validated create's record as it is stored: its id (given or made) and timestamps. */
+export function newRecord(rt: ResourceRuntime, data: Record<string, unknown>): Record<string, unknown> {
+  const { id, ...fields } = data;
+  const record: Record<string, unknown> = { id: typeof id === "string" ? id : uuidv7(), ...fields };
+  if (rt.resource.timestamps) {
+    const now = new Date().toISOString();
+    record.createdAt = now;
+    record.updatedAt = now;
+  }
+  return record;
 }
