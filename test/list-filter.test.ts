@@ -117,6 +117,7 @@ forEachDialect((dialect) => {
         ["filter[price]=abc", /filter\.price\.eq must be a number/],
         ["filter[status]=huge", /must be one of active, inactive, draft/],
         ["filter[createdAt][gt]=yesterday", /ISO 8601/],
+        ["filter[createdAt][gt]=2024-02-31", /ISO 8601/],
         ["filter[price][gte]=1&filter[price][gte][x]=2", /both a value and a group/],
         ["filter[price]]=1", /not of the form/],
         ["filter[]=1", /empty bracket/],

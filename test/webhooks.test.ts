@@ -268,6 +268,10 @@ forEachDialect((dialect) => {
       );
       // Only ISO 8601: Date() would read this as a day in 2001.
       await expect(dead.webhooks.replay({ endpoint: "main", since: "March 7" })).rejects.toThrow(/ISO 8601/);
+      // A day the calendar does not have, which Date() would read as March 1.
+      await expect(dead.webhooks.replay({ endpoint: "main", since: "2024-02-30" })).rejects.toThrow(
+        /not a time/,
+      );
       // A backlog: the receiver is away, and an event waits.
       await deadReceiver.down();
       const health = async () => (await dead.handler(new Request("http://localhost/api/health"))).json();
@@ -426,8 +430,29 @@ describe("addresses a webhook may not reach", () => {
     "http://api.localhost/",
     "http://2130706433/", // 127.0.0.1 as one number: the URL parser reads it as that address
     "http://0x7f.1/",
+    // IPv6 spellings of IPv4 hosts (the parser writes [::127.0.0.1] as [::7f00:1]): compatible,
+    // translated, 6to4, and Teredo, which hides the host it tunnels to.
+    "http://[::127.0.0.1]/",
+    "http://[::a9fe:a9fe]/",
+    "http://[::ffff:0:127.0.0.1]/",
+    "http://[2002:a9fe:a9fe::]/",
+    "http://[2002:7f00:1::1]/",
+    "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
+    // The root's dot: the same name to a resolver.
+    "http://localhost./",
+    "http://localhost%2e/",
+    "http://api.localhost../",
   ])("refuses %s at startup without allowPrivateNetworks", (url) => {
     expect(() => webhooks({ endpoints: [endpoint(url)] })).toThrow(/private or loopback/);
+  });
+
+  it.each([
+    "https://example.com./hooks",
+    "https://[2606:4700::1111]/",
+    "https://[2002:808:808::1]/", // 6to4 of a public address
+    "https://[::ffff:8.8.8.8]/",
+  ])("accepts %s, a public address", (url) => {
+    expect(() => webhooks({ endpoints: [endpoint(url)] })).not.toThrow();
   });
 
   it.each([
@@ -453,6 +478,19 @@ describe("addresses a webhook may not reach", () => {
     expect(() => webhooks({ endpoints: [{ ...ok, headers: { "webhook-id": "1" } }] })).toThrow(
       /set by crudkit/,
     );
+    // A value Node would refuse to send (past Latin-1): refused now, not at every delivery.
+    expect(() => webhooks({ endpoints: [{ ...ok, headers: { "x-note": "café ✓" } }] })).toThrow(
+      /"x-note" is not a valid header/,
+    );
+    expect(() => webhooks({ endpoints: [{ ...ok, headers: { "x-note": "café\tok" } }] })).not.toThrow();
+    // Past a Node timer's range, a timer fires after 1 ms: every delivery a timeout, a busy poll.
+    expect(() => webhooks({ endpoints: [ok], timeout: 3_000_000 })).toThrow(
+      /timeout must be at most 2147483 seconds/,
+    );
+    expect(() => webhooks({ endpoints: [ok], pollInterval: 3_000_000 })).toThrow(
+      /pollInterval must be at most/,
+    );
+    expect(() => webhooks({ endpoints: [ok], timeout: 2_147_483 })).not.toThrow();
     expect(() =>
       webhooks({ endpoints: [{ ...ok, url: "https://example.com/", evnets: ["*"] } as never] }),
     ).toThrow(/evnets/);

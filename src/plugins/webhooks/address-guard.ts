@@ -34,6 +34,7 @@ for (const [network, prefix] of [
   ["::1", 128], // loopback
   ["64:ff9b:1::", 48], // local NAT64
   ["100::", 64], // discard
+  ["2001::", 32], // Teredo, which tunnels to an IPv4 host it hides
   ["2001:db8::", 32], // documentation
   ["fc00::", 7], // unique local, AWS's metadata service at fd00:ec2::254 among them
   ["fe80::", 10], // link-local
@@ -51,18 +52,40 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 /**
- * The IPv4 address inside an IPv6 one that carries it (`::ffff:127.0.0.1`, `::127.0.0.1`,
- * NAT64's `64:ff9b::7f00:1`): it reaches that IPv4 host, so it is judged as that host.
+ * The IPv4 address inside an IPv6 one that carries it: IPv4-compatible (`::127.0.0.1`), -mapped
+ * (`::ffff:127.0.0.1`) and -translated (`::ffff:0:127.0.0.1`) addresses, NAT64's `64:ff9b::/96`
+ * and 6to4's `2002::/16` all reach (or route to) that IPv4 host, so each is judged as that host,
+ * in whatever spelling it comes (the URL parser writes `::127.0.0.1` as `::7f00:1`).
  */
 function embeddedIPv4(address: string): string | undefined {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (!hex) return undefined;
-  const high = Number.parseInt(hex[1]!, 16);
-  const low = Number.parseInt(hex[2]!, 16);
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  const g = ipv6Groups(address);
+  if (!g) return undefined;
+  const zeros = (from: number, to: number) => g.slice(from, to).every((group) => group === 0);
+  const v4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  if (zeros(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return v4(g[6]!, g[7]!);
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return v4(g[6]!, g[7]!);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return v4(g[6]!, g[7]!);
+  if (g[0] === 0x2002) return v4(g[1]!, g[2]!);
+  return undefined;
+}
+
+/** An IPv6 literal's eight 16-bit groups (`::` expanded, a dotted IPv4 tail as two groups). */
+function ipv6Groups(address: string): number[] | undefined {
+  let text = address.toLowerCase().replace(/%.*$/, "");
+  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (tail) {
+    const [a, b, c, d] = tail.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, tail.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, rest] = text.split("::") as [string, string | undefined];
+  const parse = (part: string) => (part === "" ? [] : part.split(":").map((h) => Number.parseInt(h, 16)));
+  const front = parse(head);
+  const back = rest === undefined ? [] : parse(rest);
+  const groups =
+    rest === undefined ? front : [...front, ...Array(8 - front.length - back.length).fill(0), ...back];
+  return groups.length === 8 && groups.every((n) => Number.isInteger(n) && n >= 0 && n <= 0xffff)
+    ? groups
+    : undefined;
 }
 
 /**
@@ -83,7 +106,8 @@ export function checkEndpointUrl(id: string, url: unknown, allowPrivate: boolean
   if (parsed.username || parsed.password)
     throw new ConfigError(`${where}: put credentials in a secret or a header, not in the url.`);
   if (!allowPrivate) {
-    const host = hostOf(parsed);
+    // A name may end in the root's dot (`localhost.`): the same name to a resolver.
+    const host = hostOf(parsed).replace(/\.+$/, "");
     if (host === "localhost" || host.endsWith(".localhost") || (isIP(host) !== 0 && isPrivateAddress(host)))
       throw new ConfigError(
         `${where}: ${parsed.hostname} is a private or loopback address. Webhooks go to public addresses ` +

@@ -122,7 +122,10 @@ export class Dispatcher {
           "crudkit.webhook.attempt": event.attempt,
         })
       : undefined;
-    const sending = send(target, headers, event.body, this.options);
+    // Whatever goes wrong in one attempt fails that event only: the round still settles the rest.
+    const sending = send(target, headers, event.body, this.options).catch(
+      (): Outcome => ({ ok: false, reason: "not sent" }),
+    );
     if (!span) return sending;
     return sending.then(
       (outcome) => {

@@ -39,32 +39,42 @@ export function send(target: Target, headers: Record<string, string>, body: stri
       clearTimeout(timer);
       resolve(outcome);
     };
-    const request = (secure ? https : http).request(
-      url,
-      {
-        method: "POST",
-        agent: secure ? options.agents.https : options.agents.http,
-        lookup: options.allowPrivateNetworks ? undefined : guardedLookup,
-        headers: {
-          ...target.headers,
-          ...headers,
-          "content-type": "application/json",
-          "content-length": String(Buffer.byteLength(body)),
-          "user-agent": "crudkit-webhooks",
+    let request: http.ClientRequest;
+    try {
+      request = (secure ? https : http).request(
+        url,
+        {
+          method: "POST",
+          agent: secure ? options.agents.https : options.agents.http,
+          lookup: options.allowPrivateNetworks ? undefined : guardedLookup,
+          headers: {
+            ...target.headers,
+            ...headers,
+            "content-type": "application/json",
+            "content-length": String(Buffer.byteLength(body)),
+            "user-agent": "crudkit-webhooks",
+          },
         },
-      },
-      (response) => {
-        const status = response.statusCode ?? 0;
-        let read = 0;
-        response.on("data", (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > ANSWER_LIMIT) response.destroy();
-        });
-        response.on("error", () => {});
-        response.on("close", () => settle(outcomeOf(status)));
-        response.on("end", () => settle(outcomeOf(status)));
-      },
-    );
+        (response) => {
+          const status = response.statusCode ?? 0;
+          let read = 0;
+          response.on("data", (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > ANSWER_LIMIT) response.destroy();
+          });
+          response.on("error", () => {});
+          response.on("close", () => settle(outcomeOf(status)));
+          response.on("end", () => settle(outcomeOf(status)));
+        },
+      );
+    } catch (error) {
+      // Refused before anything was sent (a header Node will not write, say): this attempt failed,
+      // not the others of its round.
+      return resolve({
+        ok: false,
+        reason: `not sent (${(error as NodeJS.ErrnoException).code ?? "invalid request"})`,
+      });
+    }
     const timer = setTimeout(() => {
       settle({ ok: false, reason: "timeout" });
       request.destroy();

@@ -1,6 +1,7 @@
 // webhooks()'s options: their types, and their check when the app is built (a misspelt key, a
 // URL to a private address, a secret that is not `whsec_…`, an event naming nothing: a ConfigError).
 
+import { validateHeaderValue } from "node:http";
 import { ConfigError } from "../../core/errors.ts";
 import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import { checkEndpointUrl } from "./address-guard.ts";
@@ -80,8 +81,8 @@ export function checkOptions(options: WebhooksOptions): WebhookSettings {
     endpoints: checkEndpoints(options.endpoints, allowPrivateNetworks),
     allowPrivateNetworks,
     retry: retrySchedule(options.retry),
-    timeoutMs: seconds(options.timeout ?? 10, "timeout"),
-    pollMs: seconds(options.pollInterval ?? 1, "pollInterval"),
+    timeoutMs: seconds(options.timeout ?? 10, "timeout", TIMER_SECONDS),
+    pollMs: seconds(options.pollInterval ?? 1, "pollInterval", TIMER_SECONDS),
     retentionMs: seconds(options.retentionDays ?? 7, "retentionDays") * 24 * 60 * 60,
     backlogAgeMs: seconds(options.backlogAge ?? 300, "backlogAge"),
     backlogEvents: whole(options.backlogEvents ?? 1000, "backlogEvents"),
@@ -142,8 +143,10 @@ function checkHeaders(id: string, headers: unknown): Readonly<Record<string, str
     throw new ConfigError(`webhooks(): endpoint "${id}": headers is an object of names and values.`);
   const checked: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(headers)) {
-    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name) || typeof value !== "string" || /[\r\n\0]/.test(value))
-      throw new ConfigError(`webhooks(): endpoint "${id}": the header "${name}" is not a valid header.`);
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name) || typeof value !== "string" || !sendable(name, value))
+      throw new ConfigError(
+        `webhooks(): endpoint "${id}": the header "${name}" is not a valid header (its value: tabs, printable ASCII and Latin-1 only).`,
+      );
     if (/^(webhook-|content-(type|length)$|host$)/i.test(name))
       throw new ConfigError(`webhooks(): endpoint "${id}": the header "${name}" is set by crudkit.`);
     checked[name] = value;
@@ -151,9 +154,23 @@ function checkHeaders(id: string, headers: unknown): Readonly<Record<string, str
   return checked;
 }
 
-function seconds(value: unknown, name: string): number {
+/** Whether Node sends the header as it is: checked now, not on every delivery it would fail. */
+function sendable(name: string, value: string): boolean {
+  try {
+    validateHeaderValue(name, value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The longest a Node timer waits (2^31 - 1 ms): a longer one fires after 1 ms. */
+const TIMER_SECONDS = 2_147_483;
+
+function seconds(value: unknown, name: string, max = Number.POSITIVE_INFINITY): number {
   if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value))
     throw new ConfigError(`webhooks(): ${name} must be a positive number.`);
+  if (value > max) throw new ConfigError(`webhooks(): ${name} must be at most ${max} seconds.`);
   return value * 1000;
 }
 
