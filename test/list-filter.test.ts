@@ -129,7 +129,8 @@ forEachDialect((dialect) => {
           /at most 100 values/,
         ],
         [Array.from({ length: 201 }, (_, i) => `filter[or][${i}][price]=${i}`).join("&"), /at most 200/],
-        ["filter[price][in]=", /must be a number/],
+        ["filter[price][in]=", /filter\.price\.in needs at least one value/],
+        ["filter[name][in]=", /filter\.name\.in needs at least one value/],
         ["filter[status][isNull]=maybe", /true or false/],
       ];
       for (const [query, message] of cases) {

@@ -320,7 +320,8 @@ function combine(kind: "and", items: Condition[]): Condition {
 
 function asList(value: unknown, path: string, fromText: boolean, commaSeparated = false): unknown[] {
   if (Array.isArray(value)) return value;
-  if (fromText && commaSeparated && typeof value === "string") return value.split(",");
+  // Nothing at all (`filter[f][in]=`) is no value, not the one value "": a mistake, refused.
+  if (fromText && commaSeparated && typeof value === "string") return value === "" ? [] : value.split(",");
   // A query string writes lists as numbered keys: filter[or][0][…], filter[or][1][…].
   if (fromText && isPlainObject(value) && Object.keys(value).every((k) => /^\d{1,3}$/.test(k)))
     return Object.keys(value)
