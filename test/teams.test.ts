@@ -514,10 +514,22 @@ forEachDialect((dialect) => {
       const trail = async (user: string) => {
         const res = await call(app, "GET", "/api/audit/logs?limit=100", as(user));
         expect(res.status, res.text).toBe(200);
-        return res.body.items as { resource: string; scope: string; recordId: string }[];
+        return res.body.items as {
+          resource: string;
+          operation: string;
+          scope: string;
+          recordId: string;
+          after: Record<string, unknown> | null;
+        }[];
       };
       const alice = await trail("alice");
       expect(alice.length).toBeGreaterThan(8);
+      // With their contents: each record's own read rule (a memberOf, on its own field, through one
+      // relation, through two) judges the snapshots, with her sets read once.
+      for (const resource of ["organization", "project", "task", "comment"]) {
+        const created = alice.find((e) => e.resource === resource && e.operation === "create");
+        expect(created?.after, resource).toMatchObject({ id: created?.recordId });
+      }
       expect(new Set(alice.map((e) => e.scope))).toEqual(new Set([ids.A]));
       // Through two hops: A's comments and tasks are A's.
       expect(alice.filter((e) => e.resource === "comment")).toHaveLength(3);
@@ -529,6 +541,20 @@ forEachDialect((dialect) => {
       // Asking for another organization's entries by name finds nothing either.
       const asked = await call(app, "GET", `/api/audit/logs?scope=${ids.B}`, as("alice"));
       expect(asked.body.items).toEqual([]);
+    });
+
+    it("a task's history shows a member its versions, without the notes she may not read", async () => {
+      const history = async (user: string) => {
+        const res = await call(app, "GET", `/api/task/${ids["A:task:bob"]}/history`, as(user));
+        return res;
+      };
+      const bob = await history("bob");
+      expect(bob.status, bob.text).toBe(200);
+      const created = bob.body.items.find((e: { operation: string }) => e.operation === "create");
+      expect(created.after).toMatchObject({ id: ids["A:task:bob"], assignee: "bob" });
+      expect(bob.text).not.toContain("internalNotes");
+      expect((await history("alice")).body.items.length).toBe(bob.body.items.length);
+      expect((await history("carol")).status).toBe(404);
     });
 
     it("hostile scope parameters are 400s that store and reveal nothing", async () => {

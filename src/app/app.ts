@@ -566,7 +566,7 @@ function pluginContextOf(
     snapshotReader: async (resource, ctx) => {
       const runtime = runtimes.get(resource);
       // A plugin's own records (`uploaded_file`) have no resource rules here: the plugin's decide.
-      return runtime ? snapshotReader(runtime, ctx) : () => true;
+      return runtime ? snapshotReader(runtime, ctx, database.profile) : async () => true;
     },
     valueAt: async (resource, record, path, db) => {
       const runtime = runtimes.get(resource);

@@ -49,13 +49,14 @@ export interface PluginContext {
   ): Promise<ReadonlySet<string>>;
   /**
    * How the caller of `ctx` may read records of `resource` as they were (snapshots: an audit
-   * entry's before or after) under its read rule, row rule included: the rule is asked once, then
-   * each snapshot is judged in memory; a rule only the database can answer judges no.
+   * entry's before or after) under its read rule, row rule included: the rule is asked once, the
+   * sets it names read once, then each snapshot is judged in memory; a condition on a record the
+   * snapshot references asks that record as it is now.
    */
   snapshotReader(
     resource: string,
     ctx: EndpointContext,
-  ): Promise<(record: Readonly<Record<string, unknown>>) => boolean>;
+  ): Promise<(record: Readonly<Record<string, unknown>>) => Promise<boolean>>;
   /**
    * The value `path` names from a record of `resource`: a field (`orgId`), or a field of a record
    * its references reach, one or two hops (`project.orgId`), read on `db` (pass a hook's `ctx.db`:

@@ -1,11 +1,14 @@
 // app.can(): asks a resource's rules about a caller without calling the operation, so a UI can
 // hide a button it would refuse and a test can pin a policy.
 
+import type { Kysely } from "kysely";
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError, unlessForbidden } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
-import type { Condition } from "../query/where.ts";
+import type { DialectProfile } from "../db/dialect.ts";
+import { type Condition, isSubSelect, mapFieldConditions } from "../query/where.ts";
 import { matchesWhere } from "../query/where-match.ts";
+import { compileWhere } from "../query/where-sql.ts";
 import { denied, type Operation } from "./access.ts";
 import { decide, withOwner, withServerParts } from "./admission.ts";
 import { gatesOf, mayNotWrite } from "./field-access.ts";
@@ -156,18 +159,83 @@ export async function readableIds(
 
 /**
  * How the caller's read rule, row rule included, judges records as they were (an audit entry's
- * before or after): the rule is asked once, then each snapshot is matched in memory. A rule only
- * the database can answer (one naming related records) judges no: a snapshot is not there to ask.
+ * before or after). The rule is asked once, and the sets it names (a memberOf's groups) read once;
+ * each snapshot is then judged in memory, and a condition on a record it references (a rule
+ * through a relation, `project.orgId`) asks that record, as it is now, by its id.
  */
 export async function snapshotReader(
   rt: ResourceRuntime,
   ctx: Pick<EndpointContext, "getUser" | "headers" | "overrideAccess">,
-): Promise<(record: Readonly<Record<string, unknown>>) => boolean> {
-  if (ctx.overrideAccess) return () => true;
+  profile: DialectProfile,
+): Promise<(record: Readonly<Record<string, unknown>>) => Promise<boolean>> {
+  if (ctx.overrideAccess) return async () => true;
   const user = await ctx.getUser();
   const access = { user, headers: ctx.headers, operation: "read" as const, resource: rt.resource.name };
   const admission = await unlessForbidden(decide(rt, access), null);
-  if (admission === null) return () => false;
-  const scope = admission.scope;
-  return scope ? (record) => matchesWhere(scope, record, rt.ruleFields) === true : () => true;
+  if (admission === null) return async () => false;
+  if (!admission.scope) return async () => true;
+  const scope = await withSetsRead(rt.db, admission.scope, profile);
+  return async (record) => {
+    const decided = matchesWhere(scope, record, rt.ruleFields);
+    if (decided !== undefined) return decided;
+    return matchesWhere(await withReferencesAsked(rt, scope, record), record, rt.ruleFields) === true;
+  };
+}
+
+/** Each set a condition names (`in (select …)`), read now: a list the condition holds in memory. */
+async function withSetsRead(
+  db: Kysely<any>,
+  condition: Condition,
+  profile: DialectProfile,
+): Promise<Condition> {
+  const sets: Promise<unknown[]>[] = [];
+  const queued = mapFieldConditions(condition, (c) => {
+    if (!isSubSelect(c.value)) return c;
+    const { table, column, where, fields } = c.value;
+    let query = db.selectFrom(table).select(`${table}.${fields.get(column)?.column ?? column} as value`);
+    if (where) query = query.where(compileWhere(where, fields, profile, "s").expression());
+    sets.push(query.execute().then((rows) => rows.map((row) => row.value)));
+    return { ...c, value: sets.length - 1 };
+  });
+  const lists = await Promise.all(sets);
+  return mapFieldConditions(queued, (c) =>
+    typeof c.value === "number" && (c.op === "in" || c.op === "nin") && !isSubSelect(c.value)
+      ? { ...c, value: lists[c.value] }
+      : c,
+  );
+}
+
+const HOLDS: Condition = { kind: "and", items: [] };
+const FAILS: Condition = { kind: "or", items: [] };
+
+/**
+ * `condition` with each condition on a referenced record answered: that record, by the id the
+ * snapshot holds, as it is now (none, or gone: the condition fails).
+ */
+async function withReferencesAsked(
+  rt: ResourceRuntime,
+  condition: Condition,
+  record: Readonly<Record<string, unknown>>,
+): Promise<Condition> {
+  switch (condition.kind) {
+    case "and":
+    case "or":
+      return {
+        kind: condition.kind,
+        items: await Promise.all(condition.items.map((item) => withReferencesAsked(rt, item, record))),
+      };
+    case "not":
+      return { kind: "not", item: await withReferencesAsked(rt, condition.item, record) };
+    case "related": {
+      const id = record[condition.via];
+      if (typeof id !== "string" || condition.through || condition.scope === false) return FAILS;
+      const target = rt.runtimeOf(condition.table);
+      const scope = condition.scope
+        ? { kind: "and" as const, items: [condition.item, condition.scope] }
+        : condition.item;
+      return (await target.store.findById(rt.db, id, scope)) ? HOLDS : FAILS;
+    }
+    default:
+      return condition;
+  }
 }

@@ -131,7 +131,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
       // Nor is a record she may not read under its resource's row rules (through a cascade, say):
       // the entry stays, without its content.
       const items: AuditEntry[] = [];
-      const readers = new Map<string, (record: Record<string, unknown>) => boolean>();
+      const readers = new Map<string, (record: Record<string, unknown>) => Promise<boolean>>();
       for (const entry of result.items) {
         let reads = readers.get(entry.resource);
         if (!reads) {
@@ -139,9 +139,10 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
           readers.set(entry.resource, reads);
         }
         const judge = reads;
-        const readable = (record: Record<string, unknown> | null) => record === null || judge(record);
+        const readable = async (record: Record<string, unknown> | null) =>
+          record === null || (await judge(record));
         const shown =
-          readable(entry.before) && readable(entry.after)
+          (await readable(entry.before)) && (await readable(entry.after))
             ? entry
             : { ...entry, before: null, after: null, changes: null };
         items.push(withoutHiddenFields(shown, hidden.get(entry.resource)!));

@@ -176,14 +176,17 @@ async function readerView(
   const full = ctx.overrideAccess;
   const user = full ? null : await ctx.getUser();
   const hidden = full ? new Set<string>() : await app.hiddenFields(resource, { user, headers: ctx.headers });
-  const reads = full ? () => true : await app.snapshotReader(resource, ctx);
-  const readable = (record: Record<string, unknown> | null) => record === null || reads(record);
-  return entries.map((entry) => {
-    const judged =
-      readable(entry.before) && readable(entry.after)
+  const reads = full ? async () => true : await app.snapshotReader(resource, ctx);
+  const readable = async (record: Record<string, unknown> | null) => record === null || (await reads(record));
+  const judged = await Promise.all(
+    entries.map(async (entry) =>
+      (await readable(entry.before)) && (await readable(entry.after))
         ? entry
-        : { ...entry, before: null, after: null, changes: null };
-    const { before, after, changes } = withoutHiddenFields(judged, hidden);
+        : { ...entry, before: null, after: null, changes: null },
+    ),
+  );
+  return entries.map((entry, i) => {
+    const { before, after, changes } = withoutHiddenFields(judged[i]!, hidden);
     return {
       id: entry.id,
       createdAt: entry.createdAt,
