@@ -17,9 +17,18 @@ export interface FilterField {
   column?: string;
   /**
    * A field of a referenced record (`author.name`): through which field, to which field of it;
-   * through a list of ids (`tags.name`), the junction table holding it (`through`).
+   * through a list of ids (`tags.name`), the junction table holding it (`through`). `reverse`: a
+   * field of the records that reference this one (`tasks.assignee` on a project, in a rule), where
+   * `field` is theirs that holds this record's id.
    */
-  via?: { relation: string; field: string; target: string; targetField: string; through?: string };
+  via?: {
+    relation: string;
+    field: string;
+    target: string;
+    targetField: string;
+    through?: string;
+    reverse?: true;
+  };
   /** A list of ids (`referencesMany`): the junction table holding it, (owner, target) by record. */
   junction?: string;
 }

@@ -1,5 +1,6 @@
 // Row rules through relations: a rule's `Where` may name a field of a referenced record, one or two
-// hops away (`"project.orgId"` on a task, `"task.project.orgId"` on a comment), and a set of
+// hops away (`"project.orgId"` on a task, `"task.project.orgId"` on a comment), a field of the
+// records that reference it, meaning any of them (`"tasks.assignee"` on a project), and a set of
 // another resource's values (`valuesOf`, what `memberOf` builds). Each becomes SQL the database
 // answers: an EXISTS over the referenced table, a semi-join over the other one. A rule speaks with
 // the server's authority: the read rules of the resources it passes through do not apply to it.
@@ -27,17 +28,20 @@ export function rulePathFields(
   const fields = new Map(fieldsOf(resource));
   if (hops === 0) return fields;
   for (const relation of relations.expandable(resource.name).values()) {
-    if (relation.kind !== "forward") continue;
-    const target = relations.resource(relation.target);
+    // Forward, a record this one references; reverse, any of the records that reference it.
+    const reverse = relation.kind === "reverse" && relation.through === undefined;
+    if (relation.kind !== "forward" && !reverse) continue;
+    const target = relations.resource(relation.kind === "forward" ? relation.target : relation.source);
     if (!target) continue;
     for (const [name, field] of rulePathFields(target, relations, fieldsOf, hops - 1)) {
       const path = `${relation.name}.${name}`;
       if (fields.has(path)) continue;
+      const via = { relation: relation.name, field: relation.field, target: target.name, targetField: name };
       fields.set(path, {
         name: path,
         kind: field.kind,
         enumValues: field.enumValues,
-        via: { relation: relation.name, field: relation.field, target: target.name, targetField: name },
+        via: reverse ? { ...via, reverse: true } : via,
       });
     }
   }
@@ -55,13 +59,28 @@ export function throughRelations(condition: Condition, rt: ResourceRuntime): Con
     const via = rt.rulePaths.get(c.field)?.via;
     if (!via) return value === c.value ? c : { ...c, value };
     const target = rt.runtimeOf(via.target);
+    const item = throughRelations({ ...c, field: via.targetField, value }, target);
+    // Any record that references this one matches: this id is among the ones they hold.
+    if (via.reverse)
+      return {
+        kind: "field",
+        field: "id",
+        op: "in",
+        value: {
+          kind: "subselect",
+          table: target.resource.name,
+          column: via.field,
+          where: item,
+          fields: target.rulePaths,
+        },
+      };
     return {
       kind: "related",
       from: rt.resource.name,
       via: via.field,
       table: target.resource.name,
       fields: target.rulePaths,
-      item: throughRelations({ ...c, field: via.targetField, value }, target),
+      item,
       scope: undefined,
     };
   });
@@ -111,7 +130,8 @@ export async function valueAt(
 ): Promise<unknown> {
   if (rt.ruleFields.has(path)) return record[path] ?? null;
   const via = rt.rulePaths.get(path)?.via;
-  if (!via) return undefined;
+  // A reverse path names many records' values, not one.
+  if (!via || via.reverse) return undefined;
   const id = record[via.field];
   if (typeof id !== "string") return null;
   const target = rt.runtimeOf(via.target);
