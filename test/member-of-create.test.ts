@@ -71,6 +71,7 @@ const makeApp = (database: DatabaseOptions) =>
     resources: [organization, membership, project, note, task, board, request],
     identify: userFromHeader,
     batch: { maxRequests: 5 },
+    admin: true,
     log: () => {},
   });
 
@@ -191,7 +192,18 @@ forEachDialect((dialect) => {
       expect(await count("board", {})).toBe(1);
     });
 
-    it("app.can asks the database with the body: allowed where the create would be", async () => {
+    it("the admin's new-record form leaves every field writable to a member (it asks one field at a time)", async () => {
+      const res = await call(
+        app,
+        "GET",
+        "/api/admin/permissions?resource=project&fields=title,orgId",
+        as("bob"),
+      );
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ readOnly: {} });
+    });
+
+    it("app.can judges the body's group without writing: allowed where the create would be", async () => {
       const body = { title: "t", orgId: ids.A };
       expect((await app.can("create", "board", { user: { id: "alice" }, body })).allowed).toBe(true);
       const bob = await app.can("create", "board", { user: { id: "bob" }, body });
@@ -206,14 +218,20 @@ forEachDialect((dialect) => {
       expect(
         (await app.can("create", "note", { user: { id: "bob" }, body: { text: "t", orgId: ids.A } })).allowed,
       ).toBe(true);
-      // An invalid body: what the create would answer. Without a body: allowed, within `where`.
-      expect(await app.can("create", "note", { user: { id: "bob" }, body: { text: 5 } })).toMatchObject({
-        allowed: false,
-      });
-      expect(await app.can("create", "note", { user: { id: "bob" } })).toMatchObject({
-        allowed: true,
-        where: expect.any(Object),
-      });
+      // A body that does not name the group (a form asking about one field at a time, as the admin
+      // does with { field: null }), or no body: allowed, within `where`, judged on the create.
+      for (const body of [undefined, { text: "t" }, { orgId: null }, { text: null }])
+        expect(
+          await app.can("create", "note", { user: { id: "carol" }, body }),
+          JSON.stringify(body),
+        ).toMatchObject({
+          allowed: true,
+          where: expect.any(Object),
+        });
+      // Through a relation: the project named, as it is now.
+      const task = { title: "t", projectId: ids.projectA };
+      expect((await app.can("create", "task", { user: { id: "bob" }, body: task })).allowed).toBe(true);
+      expect((await app.can("create", "task", { user: { id: "carol" }, body: task })).allowed).toBe(false);
       // Asking stores nothing.
       expect(await count("board", {})).toBe(1);
       expect(await count("note", { text: "t" })).toBe(0);

@@ -37,17 +37,37 @@ const task = createResource({
   name: "task",
   schema: withId({
     title: z.string().max(100),
-    projectId: references(project, { onDelete: "cascade" }),
+    // Optional: a task of no project is in no project's set, also under `not`.
+    projectId: references(project, { onDelete: "cascade" }).optional(),
     assignee: z.string().max(100),
   }),
   access: { list: true, read: true },
+});
+
+/** Boards bob may see: those with no card of anyone else's (`not` of any). */
+const board = createResource({
+  name: "board",
+  schema: withId({ name: z.string().max(100) }),
+  access: {
+    list: ({ user }) => (user ? ({ not: { "cards.owner": { ne: user.id } } } as AnyWhere) : false),
+    read: ({ user }) => (user ? ({ not: { "cards.owner": { ne: user.id } } } as AnyWhere) : false),
+  },
+});
+const card = createResource({
+  name: "card",
+  // A card on no board holds a null reference: it must not blank out every board's `not in`.
+  schema: withId({
+    boardId: references(board, { onDelete: "cascade" }).optional(),
+    owner: z.string().max(100),
+  }),
+  access: { list: true },
 });
 
 const makeApp = (database: DatabaseOptions) =>
   crudkit({
     database,
     autoMigrate: true,
-    resources: [organization, project, task],
+    resources: [organization, project, task, board, card],
     identify: userFromHeader,
     log: () => {},
   });
@@ -74,6 +94,7 @@ forEachDialect((dialect) => {
       ["B1", "bob"],
     ] as const)
       await app.api.createTask({ body: { title: "t", projectId: ids[projectKey]!, assignee }, ...server });
+    await app.api.createTask({ body: { title: "of no project", assignee: "carol" }, ...server });
   });
 
   describe("reverse paths in row rules", () => {
@@ -105,6 +126,7 @@ forEachDialect((dialect) => {
       ).toBe(200);
       // Delete: where no task is anyone else's (`not` of any): A1 has carol's, B1 only bob's.
       expect((await call(app, "DELETE", `/api/project/${ids.A1}`, as("bob"))).status).toBe(404);
+
       expect((await call(app, "DELETE", `/api/project/${ids.B1}`, as("bob"))).status).toBe(200);
       expect(await app.can("read", "project", { user: { id: "bob" }, id: ids.A1 })).toMatchObject({
         allowed: true,
@@ -112,6 +134,24 @@ forEachDialect((dialect) => {
       expect(await app.can("read", "project", { user: { id: "bob" }, id: ids.A2 })).toMatchObject({
         allowed: false,
       });
+    });
+
+    it("under not, a referencing record with no reference changes nothing, in lists as in reads", async () => {
+      const mine = (await app.api.createBoard({ body: { name: "bob's" }, ...server })).id;
+      const shared = (await app.api.createBoard({ body: { name: "shared" }, ...server })).id;
+      await app.api.createBoard({ body: { name: "empty" }, ...server });
+      for (const [boardId, owner] of [
+        [mine, "bob"],
+        [shared, "bob"],
+        [shared, "carol"],
+        [undefined, "carol"],
+      ] as const)
+        await app.api.createCard({ body: { owner, ...(boardId && { boardId }) }, ...server });
+      const res = await call(app, "GET", "/api/boards?count=exact&sortBy=name&sortOrder=asc", as("bob"));
+      expect(res.body.items.map((b: { name: string }) => b.name)).toEqual(["bob's", "empty"]);
+      expect(res.body.pagination.total).toBe(2);
+      expect((await call(app, "GET", `/api/board/${mine}`, as("bob"))).status).toBe(200);
+      expect((await call(app, "GET", `/api/board/${shared}`, as("bob"))).status).toBe(404);
     });
 
     it("two reverse hops: an organization with any project with any task of hers", async () => {

@@ -40,6 +40,7 @@ import {
   canRead,
   type Permission,
   readableIds,
+  snapshotJudge,
   snapshotReader,
 } from "../resource/can.ts";
 import { MAX_EXPAND_DEPTH } from "../resource/expand.ts";
@@ -566,7 +567,11 @@ function pluginContextOf(
     snapshotReader: async (resource, ctx) => {
       const runtime = runtimes.get(resource);
       // A plugin's own records (`uploaded_file`) have no resource rules here: the plugin's decide.
-      return runtime ? snapshotReader(runtime, ctx, database.profile) : async () => true;
+      return runtime ? snapshotReader(runtime, ctx) : () => true;
+    },
+    snapshotJudge: async (resource, ctx) => {
+      const runtime = runtimes.get(resource);
+      return runtime ? snapshotJudge(runtime, ctx) : async () => true;
     },
     valueAt: async (resource, record, path, db) => {
       const runtime = runtimes.get(resource);

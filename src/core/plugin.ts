@@ -49,11 +49,19 @@ export interface PluginContext {
   ): Promise<ReadonlySet<string>>;
   /**
    * How the caller of `ctx` may read records of `resource` as they were (snapshots: an audit
-   * entry's before or after) under its read rule, row rule included: the rule is asked once, the
-   * sets it names read once, then each snapshot is judged in memory; a condition on a record the
-   * snapshot references asks that record as it is now.
+   * entry's before or after) under its read rule, row rule included: the rule is asked once and
+   * the sets it names read once, then each snapshot is judged in memory; a rule naming a record the
+   * snapshot references judges no (`snapshotJudge` asks it).
    */
   snapshotReader(
+    resource: string,
+    ctx: EndpointContext,
+  ): Promise<(record: Readonly<Record<string, unknown>>) => boolean>;
+  /**
+   * As `snapshotReader`, and a condition on a record a snapshot references (a rule through a
+   * relation, `project.orgId`) asks that record, as it is now: each answer is a promise.
+   */
+  snapshotJudge(
     resource: string,
     ctx: EndpointContext,
   ): Promise<(record: Readonly<Record<string, unknown>>) => Promise<boolean>>;

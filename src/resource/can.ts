@@ -1,18 +1,15 @@
 // app.can(): asks a resource's rules about a caller without calling the operation, so a UI can
 // hide a button it would refuse and a test can pin a policy.
 
-import type { Kysely } from "kysely";
 import type { EndpointContext } from "../core/endpoint.ts";
 import { APIError, unlessForbidden } from "../core/errors.ts";
 import type { User } from "../core/identity.ts";
-import type { DialectProfile } from "../db/dialect.ts";
-import { type Condition, isSubSelect, mapFieldConditions } from "../query/where.ts";
+import type { Condition } from "../query/where.ts";
 import { matchesWhere } from "../query/where-match.ts";
-import { compileWhere } from "../query/where-sql.ts";
 import { denied, type Operation } from "./access.ts";
 import { decide, withOwner, withServerParts } from "./admission.ts";
 import { gatesOf, mayNotWrite } from "./field-access.ts";
-import { newRecord } from "./operations/create.ts";
+import { recordJudge, settledScope } from "./record-judge.ts";
 import type { ResourceRuntime } from "./runtime.ts";
 
 export interface CanOptions {
@@ -63,14 +60,13 @@ export async function can(
     }
     const { scope, where, hidden } = await decide(rt, access);
     const hiddenFields = [...hidden];
-    // A create rule's Where holds for the record as stored: asked of the database with the body.
-    if (
-      operation === "create" &&
-      scope &&
-      options.body !== undefined &&
-      !(await wouldHold(rt, access.body, scope))
-    )
-      return { allowed: false, hiddenFields, reason: denied("create", rt.resource.name).message };
+    // A create rule's Where, on the record the body names: judged when the body gives every field
+    // it names (a form asking about one field at a time is not refused for the others).
+    if (operation === "create" && scope && givesEvery(scope, access.body)) {
+      const record = Object.assign(Object.create(null), access.body) as Record<string, unknown>;
+      if (!(await (await recordJudge(rt, scope))(record)))
+        return { allowed: false, hiddenFields, reason: denied("create", rt.resource.name).message };
+    }
     const gates = gatesOf(hidden);
     const perRecord: Partial<Permission> = {};
     if (id !== undefined && operation !== "create" && operation !== "list") {
@@ -93,27 +89,6 @@ export async function can(
     const hiddenFields = [...(await rt.fieldPolicy.hidden(access))];
     return { allowed: false, hiddenFields, reason: error.message };
   }
-}
-
-const UNDONE = Symbol("undone");
-
-/**
- * Whether the record a create of `body` stores would match `scope`: made in a transaction, asked,
- * and undone. A body the create would refuse (invalid, a missing reference) throws its APIError.
- */
-async function wouldHold(rt: ResourceRuntime, body: unknown, scope: Condition): Promise<boolean> {
-  const record = newRecord(rt, rt.validator.create(body));
-  let holds = false;
-  try {
-    await rt.db.transaction().execute(async (trx) => {
-      await rt.store.insert(trx, record);
-      holds = await rt.store.holds(trx, String(record.id), scope);
-      throw UNDONE;
-    });
-  } catch (error) {
-    if (error !== UNDONE) throw error;
-  }
-  return holds;
 }
 
 /** Whether the caller of a request may read one record: her read rule, and the record within her rows. */
@@ -159,83 +134,51 @@ export async function readableIds(
 
 /**
  * How the caller's read rule, row rule included, judges records as they were (an audit entry's
- * before or after). The rule is asked once, and the sets it names (a memberOf's groups) read once;
- * each snapshot is then judged in memory, and a condition on a record it references (a rule
- * through a relation, `project.orgId`) asks that record, as it is now, by its id.
+ * before or after): the rule is asked once and the sets it names read once, then each snapshot is
+ * judged in memory; a rule naming a referenced record judges no (see snapshotJudge).
  */
 export async function snapshotReader(
   rt: ResourceRuntime,
   ctx: Pick<EndpointContext, "getUser" | "headers" | "overrideAccess">,
-  profile: DialectProfile,
+): Promise<(record: Readonly<Record<string, unknown>>) => boolean> {
+  const scope = await readScope(rt, ctx);
+  if (typeof scope === "boolean") return () => scope;
+  const settled = await settledScope(rt, scope);
+  return (record) => matchesWhere(settled, record, rt.ruleFields) === true;
+}
+
+/** As snapshotReader, and a condition on a record a snapshot references asks that record as it is now. */
+export async function snapshotJudge(
+  rt: ResourceRuntime,
+  ctx: Pick<EndpointContext, "getUser" | "headers" | "overrideAccess">,
 ): Promise<(record: Readonly<Record<string, unknown>>) => Promise<boolean>> {
-  if (ctx.overrideAccess) return async () => true;
+  const scope = await readScope(rt, ctx);
+  if (typeof scope === "boolean") return async () => scope;
+  return recordJudge(rt, scope);
+}
+
+/** The caller's read rule: every record (true), none (false), or those its condition matches. */
+async function readScope(
+  rt: ResourceRuntime,
+  ctx: Pick<EndpointContext, "getUser" | "headers" | "overrideAccess">,
+): Promise<Condition | boolean> {
+  if (ctx.overrideAccess) return true;
   const user = await ctx.getUser();
   const access = { user, headers: ctx.headers, operation: "read" as const, resource: rt.resource.name };
   const admission = await unlessForbidden(decide(rt, access), null);
-  if (admission === null) return async () => false;
-  if (!admission.scope) return async () => true;
-  const scope = await withSetsRead(rt.db, admission.scope, profile);
-  return async (record) => {
-    const decided = matchesWhere(scope, record, rt.ruleFields);
-    if (decided !== undefined) return decided;
-    return matchesWhere(await withReferencesAsked(rt, scope, record), record, rt.ruleFields) === true;
+  if (admission === null) return false;
+  return admission.scope ?? true;
+}
+
+/** Whether `body` gives a value (not null) for every field of the record `condition` names. */
+function givesEvery(condition: Condition, body: unknown): boolean {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
+  const given = (field: string) =>
+    Object.hasOwn(body, field) && (body as Record<string, unknown>)[field] != null;
+  const every = (c: Condition): boolean => {
+    if (c.kind === "and" || c.kind === "or") return c.items.every(every);
+    if (c.kind === "not") return every(c.item);
+    return given(c.kind === "related" ? c.via : c.field);
   };
-}
-
-/** Each set a condition names (`in (select …)`), read now: a list the condition holds in memory. */
-async function withSetsRead(
-  db: Kysely<any>,
-  condition: Condition,
-  profile: DialectProfile,
-): Promise<Condition> {
-  const sets: Promise<unknown[]>[] = [];
-  const queued = mapFieldConditions(condition, (c) => {
-    if (!isSubSelect(c.value)) return c;
-    const { table, column, where, fields } = c.value;
-    let query = db.selectFrom(table).select(`${table}.${fields.get(column)?.column ?? column} as value`);
-    if (where) query = query.where(compileWhere(where, fields, profile, "s").expression());
-    sets.push(query.execute().then((rows) => rows.map((row) => row.value)));
-    return { ...c, value: sets.length - 1 };
-  });
-  const lists = await Promise.all(sets);
-  return mapFieldConditions(queued, (c) =>
-    typeof c.value === "number" && (c.op === "in" || c.op === "nin") && !isSubSelect(c.value)
-      ? { ...c, value: lists[c.value] }
-      : c,
-  );
-}
-
-const HOLDS: Condition = { kind: "and", items: [] };
-const FAILS: Condition = { kind: "or", items: [] };
-
-/**
- * `condition` with each condition on a referenced record answered: that record, by the id the
- * snapshot holds, as it is now (none, or gone: the condition fails).
- */
-async function withReferencesAsked(
-  rt: ResourceRuntime,
-  condition: Condition,
-  record: Readonly<Record<string, unknown>>,
-): Promise<Condition> {
-  switch (condition.kind) {
-    case "and":
-    case "or":
-      return {
-        kind: condition.kind,
-        items: await Promise.all(condition.items.map((item) => withReferencesAsked(rt, item, record))),
-      };
-    case "not":
-      return { kind: "not", item: await withReferencesAsked(rt, condition.item, record) };
-    case "related": {
-      const id = record[condition.via];
-      if (typeof id !== "string" || condition.through || condition.scope === false) return FAILS;
-      const target = rt.runtimeOf(condition.table);
-      const scope = condition.scope
-        ? { kind: "and" as const, items: [condition.item, condition.scope] }
-        : condition.item;
-      return (await target.store.findById(rt.db, id, scope)) ? HOLDS : FAILS;
-    }
-    default:
-      return condition;
-  }
+  return every(condition);
 }

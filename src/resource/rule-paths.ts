@@ -60,7 +60,9 @@ export function throughRelations(condition: Condition, rt: ResourceRuntime): Con
     if (!via) return value === c.value ? c : { ...c, value };
     const target = rt.runtimeOf(via.target);
     const item = throughRelations({ ...c, field: via.targetField, value }, target);
-    // Any record that references this one matches: this id is among the ones they hold.
+    // Any record that references this one matches: this id is among the ones they hold. Only
+    // those that hold one: a null in the set would make `not in` unknown for every record.
+    const held: Condition = { kind: "field", field: via.field, op: "isNull", value: false };
     if (via.reverse)
       return {
         kind: "field",
@@ -70,7 +72,7 @@ export function throughRelations(condition: Condition, rt: ResourceRuntime): Con
           kind: "subselect",
           table: target.resource.name,
           column: via.field,
-          where: item,
+          where: { kind: "and", items: [item, held] },
           fields: target.rulePaths,
         },
       };

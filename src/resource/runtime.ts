@@ -8,6 +8,7 @@ import type { LogFields } from "../core/flood-guard.ts";
 import type { User } from "../core/identity.ts";
 import type { OwnedFiles, ReadCache } from "../core/plugin.ts";
 import type { Database } from "../db/database.ts";
+import type { DialectProfile } from "../db/dialect.ts";
 import type { ListRules } from "../query/list-query.ts";
 import { type Condition, type FilterField, parseRuleWhere } from "../query/where.ts";
 import type { Field } from "../schema/field-model.ts";
@@ -37,6 +38,8 @@ export interface ResourceRuntime {
   readonly db: Kysely<any>;
   /** How the database's errors read (a foreign key that refused a delete, say). */
   readonly driverErrors: DriverErrors;
+  /** The database's dialect profile: what a condition is compiled for outside the store. */
+  readonly profile: DialectProfile;
   readonly store: RecordStore;
   /** The statements of `GET /<plural>/aggregate`. */
   readonly aggregator: Aggregator;
@@ -127,6 +130,7 @@ export function createResourceRuntime(resource: AnyResource, options: RuntimeOpt
     resource,
     db: options.database.kysely,
     driverErrors: options.database.profile.errors,
+    profile: options.database.profile,
     store: withManyFields(
       createRecordStore(resource, options.database, ruleFields, options.log),
       resource,

@@ -135,7 +135,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
       for (const entry of result.items) {
         let reads = readers.get(entry.resource);
         if (!reads) {
-          reads = await app.snapshotReader(entry.resource, ctx);
+          reads = await app.snapshotJudge(entry.resource, ctx);
           readers.set(entry.resource, reads);
         }
         const judge = reads;

@@ -176,15 +176,17 @@ async function readerView(
   const full = ctx.overrideAccess;
   const user = full ? null : await ctx.getUser();
   const hidden = full ? new Set<string>() : await app.hiddenFields(resource, { user, headers: ctx.headers });
-  const reads = full ? async () => true : await app.snapshotReader(resource, ctx);
+  const reads = full ? async () => true : await app.snapshotJudge(resource, ctx);
   const readable = async (record: Record<string, unknown> | null) => record === null || (await reads(record));
-  const judged = await Promise.all(
-    entries.map(async (entry) =>
+  // One at a time: a snapshot's referenced record is asked once (the judge remembers it), and a page
+  // of entries never holds every connection of the pool at once.
+  const judged: AuditEntry[] = [];
+  for (const entry of entries)
+    judged.push(
       (await readable(entry.before)) && (await readable(entry.after))
         ? entry
         : { ...entry, before: null, after: null, changes: null },
-    ),
-  );
+    );
   return entries.map((entry, i) => {
     const { before, after, changes } = withoutHiddenFields(judged[i]!, hidden);
     return {

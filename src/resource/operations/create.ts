@@ -2,12 +2,12 @@
 
 import type { Endpoint } from "../../core/endpoint.ts";
 import { Versioned } from "../../core/etag.ts";
-import { uuidv7 } from "../../core/id.ts";
 import { denied } from "../access.ts";
 import { admit } from "../admission.ts";
 import { syncFiles, touchesFiles } from "../file-fields.ts";
 import { checkGatedWrites, seenAfterWrite } from "../gated-answer.ts";
 import { runTransforming } from "../hooks.ts";
+import { newRecord } from "../new-record.ts";
 import { checkReferenceRows, referenceChecks } from "../reference-reads.ts";
 import { capitalize, hookContext, type ResourceRuntime } from "../runtime.ts";
 import { runWrite } from "../write-pipeline.ts";
@@ -54,16 +54,4 @@ export function createEndpoint(rt: ResourceRuntime): Endpoint {
       return new Versioned(visible, visible, false);
     },
   };
-}
-
-/** A validated create's record as it is stored: its id (given or made) and timestamps. */
-export function newRecord(rt: ResourceRuntime, data: Record<string, unknown>): Record<string, unknown> {
-  const { id, ...fields } = data;
-  const record: Record<string, unknown> = { id: typeof id === "string" ? id : uuidv7(), ...fields };
-  if (rt.resource.timestamps) {
-    const now = new Date().toISOString();
-    record.createdAt = now;
-    record.updatedAt = now;
-  }
-  return record;
 }
