@@ -44,6 +44,21 @@ describe("resource methods", () => {
     expect((await client.product.read(id)).error?.code).toBe("NOT_FOUND");
   });
 
+  it("an empty `in` is a 400 naming it, never a list of everything; an empty `nin` keeps every record", async () => {
+    const client = admin();
+    await client.product.create({ name: "Kept", price: 2 });
+    const none = await client.product.list({ where: { id: { in: [] } } });
+    expect(none.data).toBeNull();
+    expect(none.error).toMatchObject({
+      code: "BAD_REQUEST",
+      message: expect.stringMatching(/filter\.id\.in needs at least one value/),
+    });
+    const either = await client.product.list({ where: { or: [] } });
+    expect(either.error?.code).toBe("BAD_REQUEST");
+    const all = await client.product.list({ where: { id: { nin: [] } } });
+    expect(all.data?.items.map((p) => p.name)).toContain("Kept");
+  });
+
   it("lists a resource whose plural is irregular, without knowing it", async () => {
     const client = admin();
     await client.person.create({ name: "Ada", born: new Date("1815-12-10T00:00:00Z") });

@@ -10,6 +10,10 @@ export function flattenFilter(where: object): [string, string][] {
     if (value === null) out.push([`${key}[isNull]`, "true"]);
     else if (value instanceof Date) out.push([key, value.toISOString()]);
     else if (Array.isArray(value)) {
+      // No value at all: `nin: []` (and `and: []`) keep every record, so they are left out; `in: []`
+      // (and `or: []`) keep none, which a query string cannot say, so they go as an empty value
+      // that the server refuses with a 400 naming them, never as no filter (every record).
+      if (value.length === 0 && /\[(in|or)\]$/.test(key)) out.push([key, ""]);
       for (let i = 0; i < value.length; i++) walk(value[i], `${key}[${i}]`);
     } else if (typeof value === "object") for (const [k, v] of Object.entries(value)) walk(v, `${key}[${k}]`);
     else out.push([key, String(value)]);
