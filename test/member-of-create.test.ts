@@ -6,6 +6,7 @@
 // is a memberOf with roles lets those roles create and no one else.
 
 import { createResource, crudkit, type DatabaseOptions, memberOf, references, withId } from "crudkit-api";
+import { audit } from "crudkit-api/plugins";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { appPerDialect, forEachDialect } from "./dialects.ts";
@@ -72,6 +73,8 @@ const makeApp = (database: DatabaseOptions) =>
     identify: userFromHeader,
     batch: { maxRequests: 5 },
     admin: true,
+    // A log everyone signed in may read: what each entry shows is her own rules' business.
+    plugins: [audit({ access: { read: ({ user }) => user !== null } })],
     log: () => {},
   });
 
@@ -190,6 +193,22 @@ forEachDialect((dialect) => {
       expect((await call(app, "POST", "/api/board", { ...as("bob"), body })).status).toBe(403);
       expect((await call(app, "POST", "/api/board", { ...as("carol"), body })).status).toBe(403);
       expect(await count("board", {})).toBe(1);
+    });
+
+    it("an audit entry shows a record's contents only to whom its rule lets read it, through a relation too", async () => {
+      const contents = async (user: string, resource: string) => {
+        const res = await call(app, "GET", `/api/audit/logs?resource=${resource}&limit=100`, as(user));
+        expect(res.status, res.text).toBe(200);
+        return res.body.items
+          .filter((e: { operation: string }) => e.operation === "create")
+          .map((e: { after: { title?: string } | null }) => e.after?.title ?? null);
+      };
+      // A's records: bob (a member of A) reads them; carol (of B only) sees the entries, emptied.
+      expect(await contents("bob", "task")).toContain("into A");
+      expect(await contents("carol", "task")).toEqual((await contents("bob", "task")).map(() => null));
+      expect(await contents("bob", "project")).toEqual(expect.arrayContaining(["A's", "bob's"]));
+      expect(await contents("carol", "project")).not.toContain("A's");
+      expect(await contents("carol", "project")).toContain("c");
     });
 
     it("the admin's new-record form leaves every field writable to a member (it asks one field at a time)", async () => {
