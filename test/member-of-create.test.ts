@@ -163,6 +163,21 @@ forEachDialect((dialect) => {
       });
       expect(batch.status).toBe(403);
       expect(await count("project", { title: "batched B" })).toBe(0);
+      // A batch's PUT that creates goes the same way (a nested write, with its savepoint).
+      const put2 = await call(app, "POST", "/api/batch", {
+        ...as("carol"),
+        body: {
+          requests: [
+            { method: "POST", path: "/project", body: { title: "batched B2", orgId: ids.B } },
+            { method: "PUT", path: "/project/carol-batch-put", body: { title: "put A", orgId: ids.A } },
+          ],
+        },
+      });
+      expect(put2.status).toBe(403);
+      expect(
+        (await count("project", { title: "batched B2" })) +
+          (await count("project", { id: "carol-batch-put" })),
+      ).toBe(0);
       await expect(
         app.api.createProject({ body: { title: "api", orgId: ids.A! }, ...as("carol") }),
       ).rejects.toMatchObject({ code: "FORBIDDEN" });

@@ -5,6 +5,8 @@
 // record; two instances deliver each event once between them; private addresses are refused.
 
 import { lookup } from "node:dns/promises";
+import { Agent as HttpAgent } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
 import { hostname } from "node:os";
 import {
   APIError,
@@ -21,6 +23,7 @@ import type { Kysely } from "kysely";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { send } from "../src/plugins/webhooks/send.ts";
 import { forEachDialect } from "./dialects.ts";
 import { type Delivery, type Receiver, startReceiver } from "./webhook-receiver.ts";
 
@@ -500,6 +503,23 @@ describe("addresses a webhook may not reach", () => {
     );
     expect(() => webhooks({ endpoints: [ok], retry: { attempts: 0 } })).toThrow(/attempts/);
     expect(() => webhooks({ endpoints: [] })).toThrow(/at least one endpoint/);
+  });
+
+  it("an attempt Node refuses to send fails alone, with a reason, and the next one goes", async () => {
+    // Startup refuses such a header; this is the send itself, should anything else throw there.
+    const receiver = await startReceiver();
+    const agents = { http: new HttpAgent(), https: new HttpsAgent() };
+    const options = { timeoutMs: 2000, allowPrivateNetworks: true, agents };
+    try {
+      const url = new URL(receiver.url);
+      const refused = await send({ url, headers: { "x-note": "café ✓" } }, {}, "{}", options);
+      expect(refused).toEqual({ ok: false, reason: "not sent (ERR_INVALID_CHAR)" });
+      expect(await send({ url, headers: {} }, {}, "{}", options)).toEqual({ ok: true });
+      expect(receiver.deliveries).toHaveLength(1);
+    } finally {
+      agents.http.destroy();
+      await receiver.close();
+    }
   });
 
   it("refuses an event that names no resource when the app starts", async () => {
