@@ -152,32 +152,22 @@ forEachDialect((dialect) => {
         body: { title: "put", orgId: ids.A },
       });
       expect(put.status).toBe(403);
-      const batch = await call(app, "POST", "/api/batch", {
-        ...as("carol"),
-        body: {
-          requests: [
-            { method: "POST", path: "/project", body: { title: "batched B", orgId: ids.B } },
-            { method: "POST", path: "/project", body: { title: "batched A", orgId: ids.A } },
-          ],
-        },
-      });
-      expect(batch.status).toBe(403);
-      expect(await count("project", { title: "batched B" })).toBe(0);
-      // A batch's PUT that creates goes the same way (a nested write, with its savepoint).
-      const put2 = await call(app, "POST", "/api/batch", {
-        ...as("carol"),
-        body: {
-          requests: [
-            { method: "POST", path: "/project", body: { title: "batched B2", orgId: ids.B } },
-            { method: "PUT", path: "/project/carol-batch-put", body: { title: "put A", orgId: ids.A } },
-          ],
-        },
-      });
-      expect(put2.status).toBe(403);
-      expect(
-        (await count("project", { title: "batched B2" })) +
-          (await count("project", { id: "carol-batch-put" })),
-      ).toBe(0);
+      // A batch is refused whole, whether its step into A is a POST or a PUT that creates (a
+      // nested write, with its savepoint); its step into B is undone with it.
+      for (const [step, into] of [
+        [{ method: "POST", path: "/project" }, "batched A"],
+        [{ method: "PUT", path: "/project/carol-batch-put" }, "put A"],
+      ] as const) {
+        const requests = [
+          { method: "POST", path: "/project", body: { title: `before ${into}`, orgId: ids.B } },
+          { ...step, body: { title: into, orgId: ids.A } },
+        ];
+        const batch = await call(app, "POST", "/api/batch", { ...as("carol"), body: { requests } });
+        expect(batch.status, into).toBe(403);
+        expect(
+          (await count("project", { title: `before ${into}` })) + (await count("project", { title: into })),
+        ).toBe(0);
+      }
       await expect(
         app.api.createProject({ body: { title: "api", orgId: ids.A! }, ...as("carol") }),
       ).rejects.toMatchObject({ code: "FORBIDDEN" });
@@ -271,4 +261,31 @@ forEachDialect((dialect) => {
       expect(await count("note", { text: "t" })).toBe(0);
     });
   });
+});
+
+// The database gone under these paths: the create's check, the audit routes' judging of
+// snapshots are 503s like any statement, never 500s; app.can in server code rejects with the
+// startup's error, which names the database it could not reach.
+describe("memberOf paths with the database gone", () => {
+  for (const url of ["postgres://postgres@127.0.0.1:1/none", "mysql://u:p@127.0.0.1:1/none"])
+    it(`answer 503, never 500 (${url.split(":")[0]})`, async () => {
+      const gone = makeApp({ provider: url.startsWith("postgres") ? "postgres" : "mysql", url });
+      try {
+        for (const [method, path, body] of [
+          ["POST", "/api/project", { title: "x", orgId: "A" }],
+          ["GET", "/api/tasks", undefined],
+          ["GET", "/api/audit/logs", undefined],
+          ["GET", "/api/project/p-1/history", undefined],
+        ] as const) {
+          const res = await call(gone, method, path, { ...as("bob"), ...(body && { body }) });
+          expect(res.status, `${method} ${path}`).toBe(503);
+          expect(res.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+        }
+        await expect(
+          gone.can("create", "note", { user: { id: "bob" }, body: { text: "t", orgId: "A" } }),
+        ).rejects.toMatchObject({ code: "DATABASE_UNREACHABLE" }); // server code: the startup's own error, naming it
+      } finally {
+        await gone.close();
+      }
+    });
 });

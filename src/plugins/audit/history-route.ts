@@ -180,16 +180,14 @@ async function readerView(
   const readable = async (record: Record<string, unknown> | null) => record === null || (await reads(record));
   // One at a time: a snapshot's referenced record is asked once (the judge remembers it), and a page
   // of entries never holds every connection of the pool at once.
-  const judged: AuditEntry[] = [];
-  for (const entry of entries)
-    judged.push(
+  const view: HistoryEntry[] = [];
+  for (const entry of entries) {
+    const shown =
       (await readable(entry.before)) && (await readable(entry.after))
         ? entry
-        : { ...entry, before: null, after: null, changes: null },
-    );
-  return entries.map((entry, i) => {
-    const { before, after, changes } = withoutHiddenFields(judged[i]!, hidden);
-    return {
+        : { ...entry, before: null, after: null, changes: null };
+    const { before, after, changes } = withoutHiddenFields(shown, hidden);
+    view.push({
       id: entry.id,
       createdAt: entry.createdAt,
       operation: entry.operation as HistoryEntry["operation"],
@@ -198,8 +196,9 @@ async function readerView(
       changes,
       before,
       after,
-    };
-  });
+    });
+  }
+  return view;
 }
 
 /** `h1.` and base64url JSON of the resource, the direction and the entry's (createdAt, id). */
