@@ -335,19 +335,21 @@ forEachDialect((dialect) => {
     // Through PgBouncer nothing is prepared by name (pooler mode): only on a direct connection.
     if (dialect.name === "postgres" && !dialect.label)
       it("PostgreSQL keeps one plan for a member's first pages: the roles and the page size are in the statement", async () => {
-        // Run one after another, the reads take the pool's most recently returned connection. As
-        // in service, the tables have statistics.
+        // Prepared statements are per connection, and the pool hands the reads (and this query)
+        // whichever connection is free: read on until the connection asked has planned it once
+        // for every member (a generic plan), at most 60 pages. As in service, the tables have
+        // statistics.
         await sql`analyze`.execute(app.db);
-        for (let i = 0; i < 12; i++) {
+        let page: { statement: string; generic_plans: string } | undefined;
+        for (let i = 0; i < 60 && !(Number(page?.generic_plans) > 0); i++) {
           const res = await call(app, "GET", "/api/tasks?limit=2", as(i % 2 ? "alice" : "bob"));
           expect(res.status, res.text).toBe(200);
+          const { rows } = await sql<{ statement: string; generic_plans: string }>`select statement,
+              generic_plans from pg_prepared_statements where statement like '%internalNotes%limit 2%'
+              order by generic_plans desc`.execute(app.db);
+          page = rows[0] ?? page;
         }
-        const { rows } = await sql<{ statement: string; generic_plans: string }>`select statement,
-            generic_plans from pg_prepared_statements where statement like '%internalNotes%limit 2%'`.execute(
-          app.db,
-        );
-        expect(rows.length, "the page's statement, prepared by name").toBeGreaterThan(0);
-        const [page] = rows;
+        expect(page, "the page's statement, prepared by name").toBeDefined();
         expect(page!.statement).toContain("in ('owner', 'admin')");
         expect(page!.statement).not.toMatch(/offset/i);
         expect(Number(page!.generic_plans)).toBeGreaterThan(0);
