@@ -232,9 +232,12 @@ describe("request logs", () => {
     expect(warn).toMatchObject({ level: 40, msg: "odd value", cycle: "10" });
   });
 
-  it("a request's line, written field by field, is the JSON that info(record, 'request') writes, hostile texts included", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
-    const logger = ownLogger({ sink: lineSink({ fd: openSync(file, "w") }) });
+  it("a request's line, written as bytes, is the JSON that info(record, 'request') writes, hostile texts included", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "crudkit-log-"));
+    // Request lines are made together just before the sink writes: two loggers, one file each.
+    const [ownFile, infoFile] = [join(dir, "own.jsonl"), join(dir, "info.jsonl")];
+    const logger = ownLogger({ sink: lineSink({ fd: openSync(ownFile, "w") }) });
+    const generic = ownLogger({ sink: lineSink({ fd: openSync(infoFile, "w") }) });
     const line = requestLineOf(logger);
     const records = [
       {
@@ -266,6 +269,27 @@ describe("request logs", () => {
         bytes: Number.NaN,
       },
       { method: "M\u00e9", route: "/a", status: 200, durationMs: 0.1234567, requestId: "r4" },
+      // Request ids a Request made in code may carry (the HTTP path keeps sane tokens only), and
+      // a route and user of characters past ASCII: escaped as JSON.stringify escapes them.
+      ...['a"b', "a\\b", "nul\u0000", "line\nbreak", "é", "\u2028", "\ud800", "😀", "~", "\u007f", ""].map(
+        (requestId) => ({
+          method: "GET",
+          route: "/é/😀",
+          status: 200,
+          durationMs: 2,
+          requestId,
+          userId: "ü",
+        }),
+      ),
+      { method: "GET", route: "/g", status: 200.5, durationMs: 1, requestId: "r11", bytes: 1e21 },
+      {
+        method: "GET",
+        route: "/g",
+        status: Number.POSITIVE_INFINITY,
+        durationMs: 1,
+        requestId: "r12",
+        bytes: -3,
+      },
       // Durations as recordOf rounds them, written from integers: every shape of fraction.
       ...[
         0,
@@ -331,15 +355,17 @@ describe("request logs", () => {
     ];
     for (const record of records) {
       line(record);
-      logger.info(record, "request");
+      generic.info(record, "request");
     }
-    await logger.flush();
-    const lines = readFileSync(file, "utf8").trim().split("\n");
-    expect(lines).toHaveLength(records.length * 2);
+    await Promise.all([logger.flush(), generic.flush()]);
+    const own = readFileSync(ownFile, "utf8").trim().split("\n");
+    const info = readFileSync(infoFile, "utf8").trim().split("\n");
+    expect(own).toHaveLength(records.length);
+    expect(info).toHaveLength(records.length);
     const timeless = (line: string) => line.replace(/"time":\d+/, '"time":0');
     for (let i = 0; i < records.length; i++) {
-      expect(timeless(lines[2 * i]!)).toBe(timeless(lines[2 * i + 1]!));
-      expect(JSON.parse(lines[2 * i]!)).toMatchObject({
+      expect(timeless(own[i]!)).toBe(timeless(info[i]!));
+      expect(JSON.parse(own[i]!)).toMatchObject({
         level: 30,
         msg: "request",
         requestId: records[i]!.requestId,
@@ -347,7 +373,7 @@ describe("request logs", () => {
     }
   });
 
-  it("a user id given as an object is written as it is at each line, not as it was first", async () => {
+  it("a user id given as an object is written as it is when its line is made, not as it was first", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
     const logger = ownLogger({ sink: lineSink({ fd: openSync(file, "w") }) });
     const line = requestLineOf(logger);
@@ -361,6 +387,7 @@ describe("request logs", () => {
       userId: user as unknown as string,
     };
     line(record);
+    await logger.flush();
     user.n = 2;
     line(record);
     await logger.flush();
@@ -369,6 +396,36 @@ describe("request logs", () => {
       .split("\n")
       .map((text) => JSON.parse(text));
     expect(lines.map((each) => each.userId)).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+
+  it("thousands of request lines made in one go, past those kept waiting, are each written once, in order", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
+    const logger = ownLogger({ sink: lineSink({ fd: openSync(file, "w") }) });
+    const line = requestLineOf(logger);
+    for (let i = 0; i < 10_000; i++) {
+      line({ method: "GET", route: "/api/product/:id", status: 200, durationMs: 1, requestId: `r${i}` });
+      // Records made in code: an id that is not a text is written as one; a field that throws
+      // loses that record's line only.
+      if (i === 5000) line({ method: "GET", route: "/x", status: 200, durationMs: 1, requestId: 7 as never });
+      if (i === 6000)
+        line({
+          method: "GET",
+          route: "/x",
+          status: 200,
+          durationMs: 1,
+          get requestId(): string {
+            throw new Error("no id");
+          },
+        });
+    }
+    await logger.flush();
+    const ids = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((text) => JSON.parse(text).requestId);
+    const expected = Array.from({ length: 10_000 }, (_, i) => `r${i}`);
+    expected.splice(5001, 0, "7");
+    expect(ids).toEqual(expected);
   });
 
   it("a burst of multi-byte lines past the first buffer is written byte for byte, in order", async () => {
