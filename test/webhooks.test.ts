@@ -534,6 +534,39 @@ describe("addresses a webhook may not reach", () => {
       ).toThrow(/is not an event/);
   });
 
+  it("refuses, when the app starts, a field to send that no resource its events name has", async () => {
+    const endpoint = (events: string[], fields: string[]) => ({
+      endpoints: [{ id: "narrow", url: "https://example.com/", secret: SECRET, events, fields }],
+    });
+    const refused: [string[], string[]][] = [
+      [["item.create"], ["nmae"]],
+      // Built-in keys are not fields, whatever an object holds.
+      [["item.*"], ["__proto__"]],
+      [["*"], ["constructor"]],
+      [["uploaded_file.create"], ["name"]],
+      [["item.update"], ["name", "nul\u0000"]],
+    ];
+    for (const [events, fields] of refused) {
+      const app = memoryApp(endpoint(events, fields));
+      await expect(app.ready).rejects.toThrow(/is a field of none of the resources its events name/);
+      await app.close();
+    }
+    const allowed: [string[], string[]][] = [
+      [["item.create"], ["name", "id"]],
+      [["*.delete"], ["note"]],
+      [["*"], ["originalName"]],
+      [
+        ["uploaded_file.*", "item.create"],
+        ["mimeType", "name"],
+      ],
+    ];
+    for (const [events, fields] of allowed) {
+      const app = memoryApp(endpoint(events, fields));
+      await expect(app.ready).resolves.toBeUndefined();
+      await app.close();
+    }
+  });
+
   it("refuses at send time a name that resolves to a private address, and follows no redirect", async () => {
     // A name this machine resolves to one of its own private addresses (its hosts file).
     let name: string | undefined;

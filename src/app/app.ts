@@ -583,7 +583,11 @@ function pluginContextOf(
     },
     // Read when asked: the runtimes are made after the plugins are given this context.
     get resources() {
-      return [...runtimes.values()].map(({ resource }) => ({ name: resource.name, plural: resource.plural }));
+      return [...runtimes.values()].map(({ resource }) => ({
+        name: resource.name,
+        plural: resource.plural,
+        fields: [...resource.fields, ...resource.many].map((field) => field.name),
+      }));
     },
     can: async (operation, resource, ctx, asked = {}) => {
       const runtime = runtimes.get(resource);

@@ -81,8 +81,15 @@ export interface PluginContext {
    * made SQL: give it to `admitPluginRows` as `sets`.
    */
   ruleSets(condition: Condition): Condition;
-  /** The app's resources: each one's name and the plural of its list path. */
-  readonly resources: readonly { readonly name: string; readonly plural: string }[];
+  /**
+   * The app's resources: each one's name, the plural of its list path, and the fields of its
+   * records (stored fields, `id` and timestamps included, and `referencesMany()` lists).
+   */
+  readonly resources: readonly {
+    readonly name: string;
+    readonly plural: string;
+    readonly fields: readonly string[];
+  }[];
   /**
    * What `app.can()` answers the caller of `ctx` about `operation` on `resource` (on the record
    * `id`, for a `body`): her own rules, asked without running the operation. An unknown resource

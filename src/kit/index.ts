@@ -51,5 +51,6 @@ export {
   type PluginRule,
 } from "../resource/plugin-access.ts";
 export type { FileRecord } from "../resource/references.ts";
+export { FILE_RECORD_FIELDS } from "../resource/references.ts";
 export { hookContextOf } from "../resource/runtime.ts";
 export { runWrite, type Write } from "../resource/write-pipeline.ts";

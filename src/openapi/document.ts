@@ -7,6 +7,7 @@
 import type { Endpoint, EndpointDoc, JsonSchema } from "../core/endpoint.ts";
 import { ERROR_STATUS } from "../core/errors.ts";
 import type { WrappedDoc } from "../core/plugin.ts";
+import { FILE_RECORD_FIELDS } from "../resource/references.ts";
 import type { RelationGraph } from "../resource/relations.ts";
 import type { AnyResource } from "../resource/types.ts";
 import { filterSchemas } from "./filter-schema.ts";
@@ -87,17 +88,7 @@ const FILE_RECORD: JsonSchema = {
     uploadedAt: { type: "string", format: "date-time" },
     metadata: { anyOf: [{ type: "object" }, { type: "null" }] },
   },
-  required: [
-    "id",
-    "filename",
-    "originalName",
-    "mimeType",
-    "size",
-    "url",
-    "uploadedBy",
-    "uploadedAt",
-    "metadata",
-  ],
+  required: [...FILE_RECORD_FIELDS],
 };
 
 export function buildOpenApi(source: OpenApiSource): OpenApiDocument {

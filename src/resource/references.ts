@@ -224,3 +224,16 @@ export interface FileRecord {
   uploadedAt: string;
   metadata: Record<string, unknown> | null;
 }
+
+/** Every key of a FileRecord, in its order: its OpenAPI schema's, and what webhooks may send of it. */
+export const FILE_RECORD_FIELDS = [
+  "id",
+  "filename",
+  "originalName",
+  "mimeType",
+  "size",
+  "url",
+  "uploadedBy",
+  "uploadedAt",
+  "metadata",
+] as const satisfies readonly (keyof FileRecord)[];

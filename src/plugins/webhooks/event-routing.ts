@@ -27,15 +27,27 @@ export interface ChangeEvent {
   userId: string | null;
 }
 
-/** Checks each pattern's form and resource; the answer lists, per `resource.operation`, its endpoints. */
+/** A resource whose changes endpoints may hear of, with the fields of its records. */
+export interface EventSource {
+  readonly name: string;
+  readonly fields: readonly string[];
+}
+
+/**
+ * Checks each pattern's form and resource, and that each field an endpoint narrows to is a field
+ * of a resource its events name (a misspelt one would send every event without it, silently);
+ * the answer lists, per `resource.operation`, its endpoints.
+ */
 export function eventRouter(
   endpoints: readonly { id: string; events: readonly string[]; fields: RoutedEndpoint["fields"] }[],
-  resources: readonly string[],
+  sources: readonly EventSource[],
 ): (resource: string, operation: ChangeOperation) => readonly RoutedEndpoint[] {
-  const matchers = endpoints.map((endpoint) => ({
-    endpoint: { id: endpoint.id, fields: endpoint.fields },
-    patterns: endpoint.events.map((event) => parsePattern(endpoint.id, event, resources)),
-  }));
+  const names = sources.map((source) => source.name);
+  const matchers = endpoints.map((endpoint) => {
+    const patterns = endpoint.events.map((event) => parsePattern(endpoint.id, event, names));
+    if (endpoint.fields) checkFields(endpoint.id, endpoint.fields, patterns, sources);
+    return { endpoint: { id: endpoint.id, fields: endpoint.fields }, patterns };
+  });
   const routes = new Map<string, readonly RoutedEndpoint[]>();
   return (resource, operation) => {
     const key = `${resource}.${operation}`;
@@ -50,6 +62,23 @@ export function eventRouter(
     }
     return found;
   };
+}
+
+function checkFields(
+  endpoint: string,
+  fields: ReadonlySet<string>,
+  patterns: readonly [string, string][],
+  sources: readonly EventSource[],
+): void {
+  const named = patterns.some(([resource]) => resource === "*")
+    ? sources
+    : sources.filter((source) => patterns.some(([resource]) => resource === source.name));
+  const known = new Set(named.flatMap((source) => source.fields));
+  for (const field of fields)
+    if (!known.has(field))
+      throw new ConfigError(
+        `webhooks(): endpoint "${endpoint}": "${field}" is a field of none of the resources its events name (${named.map((source) => source.name).join(", ")}); their fields are ${[...known].join(", ")}.`,
+      );
 }
 
 /** `[resource, operation]` of a pattern; its resource is checked when `resources` are known (at init). */

@@ -21,7 +21,10 @@ export interface WebhookEndpoint {
   secret: string | readonly string[];
   /** `product.create`, `product.*`, `*.delete`, or `*` for every change. */
   events: readonly string[];
-  /** Only these fields of the record are sent. @default the whole record as stored */
+  /**
+   * Only these fields of the record are sent; each must be a field of a resource `events` names
+   * (checked when the app starts). @default the whole record as stored
+   */
   fields?: readonly string[];
   /** Headers added to every request (an `Authorization` the receiver wants, say). */
   headers?: Readonly<Record<string, string>>;

@@ -9,11 +9,12 @@ import { ConfigError } from "../../core/errors.ts";
 import { uuidv7 } from "../../core/id.ts";
 import { dateFromIso } from "../../core/iso-date.ts";
 import type { PluginContext } from "../../core/plugin.ts";
-import type { AnyResourceHooks, HookContext } from "../../kit/index.ts";
+import { type AnyResourceHooks, FILE_RECORD_FIELDS, type HookContext } from "../../kit/index.ts";
 import { Dispatcher, type DispatchTarget } from "./dispatcher.ts";
 import {
   type ChangeEvent,
   type ChangeOperation,
+  type EventSource,
   eventRouter,
   narrowed,
   type RoutedEndpoint,
@@ -38,6 +39,9 @@ export interface WebhooksControl {
 }
 
 const HOUR = 60 * 60 * 1000;
+
+/** Uploads (the upload() plugin) are changes too: their records are the files' (FileRecord). */
+const UPLOADED_FILE_EVENTS: EventSource = { name: "uploaded_file", fields: FILE_RECORD_FIELDS };
 
 /** The backlog gauge counts this many events at most (a count over a huge backlog is slow). */
 const BACKLOG_GAUGE_CAP = 100_000;
@@ -112,7 +116,7 @@ export function webhooks(options: WebhooksOptions) {
     hooks,
     ...control,
     init(app: PluginContext) {
-      route = eventRouter(endpoints, [...app.resources.map((r) => r.name), "uploaded_file"]);
+      route = eventRouter(endpoints, [...app.resources, UPLOADED_FILE_EVENTS]);
       store = new OutboxStore(app.db, app.profile);
       const targets = new Map<string, DispatchTarget>(
         endpoints.map((e) => [e.id, { url: e.url, headers: e.headers, keys: e.keys }]),
