@@ -393,6 +393,10 @@ forEachDialect(
         await expect
           .poll(() => b.page.getByRole("region", { name: "History" }).textContent())
           .toContain("create by the server (override)");
+        // Her history is read again once the other save is known: it shows A's change.
+        await expect
+          .poll(() => b.page.getByRole("region", { name: "History" }).textContent())
+          .toContain("price: 10 → 111");
         mkdirSync(artifacts, { recursive: true });
         await b.page.screenshot({
           path: join(artifacts, `admin-${dialect.name}-conflict-light.png`),

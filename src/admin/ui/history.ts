@@ -33,13 +33,18 @@ export function History(props: {
   /** Fields she may write now: a restore sets only these. */
   writable: string[];
   etag: string | null;
+  /**
+   * Changes whenever the form learns of a newer version than the one it stands on (someone
+   * else's save, heard live or met as a conflict): the history is read again, theirs in it.
+   */
+  newer: string;
   onRestored: (record: Row, etag: string | null) => void;
 }) {
-  const { session, resource, id, current, writable, etag, onRestored } = props;
+  const { session, resource, id, current, writable, etag, newer, onRestored } = props;
   const [entries, setEntries] = useState<Entry[]>();
   const [failure, setFailure] = useState<string>();
   const history = `${session.config.basePath}/${resource}/${encodeURIComponent(id)}/history?limit=20`;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: read again after each save (etag).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: read again after each save (etag), and when a newer version is known (newer).
   useEffect(() => {
     let live = true;
     request<{ items: Entry[] }>(session.credential, "GET", history)
@@ -49,7 +54,7 @@ export function History(props: {
     return () => {
       live = false;
     };
-  }, [history, session.credential, etag]);
+  }, [history, session.credential, etag, newer]);
   if (!entries) return null;
 
   const restore = async (body: Row) => {

@@ -146,6 +146,7 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
           current=${record}
           writable=${fields.filter(editable).map((f) => f.name)}
           etag=${etag}
+          newer=${`${theirs?.etag ?? ""} ${remote ?? ""}`}
           onRestored=${saved}
         />`
       }
