@@ -19,8 +19,9 @@ export interface LineSink {
   /**
    * Queues one line (with its newline) that `fill` writes as bytes from `at` into `into`, answering
    * where it stopped, in `most` bytes at most; never waits. No text is made for the line, nor
-   * encoded: the one line every request writes costs less that way (request-line.ts). A sink of
-   * your own may leave it out: request lines then come to `write` as texts.
+   * encoded: the one line every request writes costs less that way (request-line.ts). `fill`
+   * runs before the call returns. A line that comes out longer than `most` is dropped. A sink of
+   * your own may leave this and writeLater out: request lines then come to `write` as texts.
    */
   writeWith?<T>(most: number, fill: (into: Buffer, at: number, item: T) => number, item: T): void;
   /**
@@ -102,7 +103,12 @@ export function lineSink(options: LineSinkOptions = {}): LineSink {
     if (deferred.size > 0) {
       const fills = [...deferred];
       deferred.clear();
-      for (const fill of fills) fill();
+      for (const fill of fills) {
+        // A fill that throws loses its own lines only: the write goes on.
+        try {
+          fill();
+        } catch {}
+      }
     }
     const whole = filling;
     let bytes: Buffer = whole.subarray(0, used);
@@ -136,7 +142,10 @@ export function lineSink(options: LineSinkOptions = {}): LineSink {
         dropped++;
         return later();
       }
-      used = fill(filling, used, item);
+      const end = fill(filling, used, item);
+      // Past `most` (or the buffer's end, where writes go nowhere): its bytes are not trusted.
+      if (end - used > most || end > filling.length) dropped++;
+      else used = end;
       later();
     },
     writeLater(fill) {

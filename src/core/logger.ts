@@ -39,9 +39,9 @@ export function jsonLogger(options: JsonLoggerOptions = {}): Logger & { flush():
   const at = (level: Level) => (fields: object, message?: string) => sink.write(line(level, fields, message));
   const logger = { info: at("info"), warn: at("warn"), error: at("error"), flush: () => sink.flush() };
   if (!options.pretty) {
-    const write = sink.writeWith
-      ? requestLineWriter(sink as Required<LineSink>)
-      : (record: RequestRecord) => sink.write(jsonLine("info", record, "request"));
+    const generic = (record: RequestRecord) => sink.write(jsonLine("info", record, "request"));
+    const write =
+      sink.writeWith && sink.writeLater ? requestLineWriter(sink as Required<LineSink>, generic) : generic;
     ownLines.set(logger, { info: logger.info, write });
   }
   return logger;

@@ -13,13 +13,22 @@ import type { RequestRecord } from "./http-handler.ts";
 import type { LineSink } from "./line-sink.ts";
 import { safeStringify } from "./safe-json.ts";
 
-/** Writes each record's line into `sink`. */
-export function requestLineWriter(sink: Required<LineSink>): (record: RequestRecord) => void {
+/**
+ * Writes each record's line into `sink`. A record whose fields are not of their types (one made in
+ * code: an id that is a number, a user id that is an object) goes to `generic` instead, which
+ * writes it as `info(record, "request")` would.
+ */
+export function requestLineWriter(
+  sink: Required<LineSink>,
+  generic: (record: RequestRecord) => void,
+): (record: RequestRecord) => void {
   const parts = new RouteBytes();
   const line: LineParts = {
-    record: undefined!,
-    id: "",
     time: 0,
+    status: 0,
+    durationMs: 0,
+    bytes: undefined,
+    id: "",
     head: EMPTY,
     user: undefined,
     tail: undefined,
@@ -38,22 +47,37 @@ export function requestLineWriter(sink: Required<LineSink>): (record: RequestRec
     }
     records.length = 0;
     times.length = 0;
-    line.record = undefined!;
   };
   const write = (record: RequestRecord, time: number) => {
-    line.record = record;
-    // The type says a text; a record made in code may hold another value.
-    line.id = typeof record.requestId === "string" ? record.requestId : String(record.requestId);
+    // Each field read once: what is checked is what is written.
+    const { method, route, status, durationMs, requestId, bytes, userId, resource, operation, code } = record;
+    if (
+      typeof method !== "string" ||
+      typeof route !== "string" ||
+      typeof status !== "number" ||
+      typeof durationMs !== "number" ||
+      typeof requestId !== "string" ||
+      (bytes !== undefined && typeof bytes !== "number") ||
+      (userId !== undefined && typeof userId !== "string") ||
+      (resource !== undefined && typeof resource !== "string") ||
+      (operation !== undefined && typeof operation !== "string") ||
+      (code !== undefined && typeof code !== "string")
+    )
+      return generic(record);
     line.time = time;
-    line.head = parts.head(record.route, record.method);
-    line.user = record.userId === undefined ? undefined : parts.user(record.userId);
+    line.status = status;
+    line.durationMs = durationMs;
+    line.bytes = bytes;
+    line.id = requestId;
+    line.head = parts.head(route, method);
+    line.user = userId === undefined ? undefined : parts.user(userId);
     line.tail =
-      record.resource !== undefined
-        ? parts.tail(record.resource, record.operation)
-        : record.operation !== undefined
-          ? Buffer.from(`,"operation":${JSON.stringify(record.operation)}`)
+      resource !== undefined
+        ? parts.tail(resource, operation)
+        : operation !== undefined
+          ? Buffer.from(`,"operation":${JSON.stringify(operation)}`)
           : undefined;
-    line.code = record.code === undefined ? undefined : Buffer.from(`,"code":${JSON.stringify(record.code)}`);
+    line.code = code === undefined ? undefined : Buffer.from(`,"code":${JSON.stringify(code)}`);
     const most =
       FIXED_MOST +
       line.head.length +
@@ -61,7 +85,7 @@ export function requestLineWriter(sink: Required<LineSink>): (record: RequestRec
       (line.tail?.length ?? 0) +
       (line.code?.length ?? 0) +
       // A request id's character escaped as JSON is 6 bytes at most (`\u0000`).
-      line.id.length * 6;
+      requestId.length * 6;
     sink.writeWith(most, fillLine, line);
   };
   return (record) => {
@@ -77,11 +101,13 @@ export function requestLineWriter(sink: Required<LineSink>): (record: RequestRec
 /** Records kept before their lines are made. */
 const MAX_WAITING = 4096;
 
-/** One line's parts, found before it is written: one object for every line, no closure per line. */
+/** One line's values and parts, read from its record once: one object for every line. */
 interface LineParts {
-  record: RequestRecord;
-  id: string;
   time: number;
+  status: number;
+  durationMs: number;
+  bytes: number | undefined;
+  id: string;
   head: Buffer;
   user: Buffer | undefined;
   tail: Buffer | undefined;
@@ -94,21 +120,23 @@ const DURATION = Buffer.from(',"durationMs":');
 const REQUEST_ID = Buffer.from(',"requestId":"');
 const BYTES = Buffer.from(',"bytes":');
 const NULL = "null";
-/** Bytes of every line besides its kept parts and its request id, at most: numbers of 24 digits. */
-const FIXED_MOST = LEVEL_TIME.length + DURATION.length + REQUEST_ID.length + BYTES.length + 4 * 24 + 4;
+/**
+ * Bytes of every line besides its kept parts and its request id, at most: four numbers of 25
+ * characters at most each (`-0.0000012345678901234567`), the closing quote, brace and newline.
+ */
+const FIXED_MOST = LEVEL_TIME.length + DURATION.length + REQUEST_ID.length + BYTES.length + 4 * 25 + 3;
 
 function fillLine(into: Buffer, start: number, line: LineParts): number {
-  const { record } = line;
   let at = copy(into, start, LEVEL_TIME);
   at = writeAscii(into, at, timeText(line.time));
   at = copy(into, at, line.head);
-  at = writeAscii(into, at, Number.isFinite(record.status) ? String(record.status) : NULL);
+  at = writeAscii(into, at, Number.isFinite(line.status) ? String(line.status) : NULL);
   at = copy(into, at, DURATION);
-  at = writeMilliseconds(into, at, record.durationMs);
+  at = writeMilliseconds(into, at, line.durationMs);
   at = writeRequestId(into, copy(into, at, REQUEST_ID), line.id);
-  if (record.bytes !== undefined) {
+  if (line.bytes !== undefined) {
     at = copy(into, at, BYTES);
-    at = writeAscii(into, at, Number.isFinite(record.bytes) ? String(record.bytes) : NULL);
+    at = writeAscii(into, at, Number.isFinite(line.bytes) ? String(line.bytes) : NULL);
   }
   if (line.user) at = copy(into, at, line.user);
   if (line.tail) at = copy(into, at, line.tail);
