@@ -415,6 +415,20 @@ forEachDialect(
         await b.page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
         const stored = await app.api.readProduct({ params: { id: product.id }, overrideAccess: true });
         expect([stored.name, stored.price]).toEqual(["Bright lamp", 111]);
+        // Two more saves elsewhere while her form stays open: each is heard, and each shows in
+        // her history (the second one too, though the notice already says the record changed).
+        const bHistory = b.page.getByRole("region", { name: "History" });
+        for (const [from, to] of [
+          [111, 5],
+          [5, 6],
+        ] as const) {
+          await app.api.updateProduct({
+            params: { id: product.id },
+            body: { price: to },
+            overrideAccess: true,
+          });
+          await expect.poll(() => bHistory.textContent()).toContain(`price: ${from} → ${to}`);
+        }
         await a.context.close();
         await b.context.close();
       });

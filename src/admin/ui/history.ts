@@ -49,8 +49,9 @@ export function History(props: {
     let live = true;
     request<{ items: Entry[] }>(session.credential, "GET", history)
       .then((answer) => live && setEntries(answer.body.items))
-      // No audit plugin on the server (404): no history, and nothing said.
-      .catch(() => live && setEntries(undefined));
+      // No audit plugin on the server (404): no history, and nothing said. Another failure (the
+      // network, for a moment) keeps what was read before.
+      .catch((error) => live && error instanceof ApiError && error.status === 404 && setEntries(undefined));
     return () => {
       live = false;
     };

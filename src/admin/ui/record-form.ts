@@ -58,7 +58,7 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
   );
   const heading = useFocusedHeading(loaded !== undefined);
   // Someone else's change arrives while the form is open: said, never written over her typing.
-  const [remote, setRemote] = useRemoteChange(session, model.events, id, creating, loaded?.record);
+  const [remote, setRemote, heard] = useRemoteChange(session, model.events, id, creating, loaded?.record);
 
   if (!loaded)
     return message
@@ -146,7 +146,7 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
           current=${record}
           writable=${fields.filter(editable).map((f) => f.name)}
           etag=${etag}
-          newer=${`${theirs?.etag ?? ""} ${remote ?? ""}`}
+          newer=${`${theirs?.etag ?? ""} ${heard}`}
           onRestored=${saved}
         />`
       }
@@ -203,6 +203,8 @@ function useRemoteChange(
   shown: Row | undefined,
 ) {
   const [remote, setRemote] = useState<"update" | "delete">();
+  // Each change heard counts: a second save of theirs is news too (History reads again).
+  const [heard, setHeard] = useState(0);
   useLive(
     !creating && events ? `${events}?filter[id]=${encodeURIComponent(id)}` : undefined,
     session.credential,
@@ -211,9 +213,10 @@ function useRemoteChange(
       // Her own save, heard after its answer: the version the form already shows is no news.
       if (name === "update" && shown && sameVersion(event.record, shown)) return;
       setRemote(name);
+      setHeard((count) => count + 1);
     },
   );
-  return [remote, setRemote] as const;
+  return [remote, setRemote, heard] as const;
 }
 
 type Outcome =
