@@ -11,7 +11,6 @@
 
 import type { RequestRecord } from "./http-handler.ts";
 import type { LineSink } from "./line-sink.ts";
-import { safeStringify } from "./safe-json.ts";
 
 /**
  * Writes each record's line into `sink`. A record whose fields are not of their types (one made in
@@ -226,7 +225,7 @@ class RouteBytes {
   #heads = new Map<string, Map<string, Buffer>>();
   #tails = new Map<string, Map<string | undefined, Buffer>>();
   #kept = 0;
-  #user: unknown;
+  #user: string | undefined;
   #userBytes = EMPTY;
 
   head(route: string, method: string): Buffer {
@@ -259,13 +258,9 @@ class RouteBytes {
     return bytes;
   }
 
-  user(id: unknown): Buffer {
-    // Only a text (or a number) is kept: an object given as an id may change between two lines.
-    if (typeof id === "object" && id !== null) return Buffer.from(`,"userId":${safeStringify(id)}`);
+  user(id: string): Buffer {
     if (id !== this.#user) {
-      this.#userBytes = Buffer.from(
-        `,"userId":${typeof id === "string" ? JSON.stringify(id) : safeStringify(id)}`,
-      );
+      this.#userBytes = Buffer.from(`,"userId":${JSON.stringify(id)}`);
       this.#user = id;
     }
     return this.#userBytes;
