@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { apiKey, createResource, crudkit, type DatabaseOptions, references, withId } from "crudkit-api";
 import type { TableDefinition } from "crudkit-api/plugin-kit";
 import { audit } from "crudkit-api/plugins";
-import type { Kysely } from "kysely";
+import type { Kysely, SelectQueryBuilder } from "kysely";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { canonicalJson } from "../src/core/canonical-json.ts";
@@ -748,7 +748,7 @@ async function limitedRole(dialect: TestDialect, options: { revoke?: string; dro
   await owner.close();
   const role = `ck_writer_${randomBytes(4).toString("hex")}`;
   const raw = await rawClient("postgres", database.url);
-  if (options.dropFunction) await raw.run("drop function crudkit_audit_seal_v2(integer)");
+  if (options.dropFunction) await raw.run("drop function crudkit_audit_seal_v3(integer)");
   await raw.run(`create role ${role} login password 'writer'`);
   await raw.run(`grant usage on schema public to ${role}`);
   await raw.run(`grant select, insert, update, delete on all tables in schema public to ${role}`);
@@ -769,7 +769,7 @@ async function limitedRole(dialect: TestDialect, options: { revoke?: string; dro
   };
 }
 
-// PostgreSQL writes each entry as pending (seq 0) and seals entries just after they commit, in the
+// PostgreSQL queues each entry (audit_pending) and seals entries just after they commit, in the
 // database; without the right to create the seal function, the app links in each write instead.
 // Both keep the chain whole.
 describe("audit chain on PostgreSQL: sealed after commit", () => {
@@ -783,16 +783,15 @@ describe("audit chain on PostgreSQL: sealed after commit", () => {
           },
         },
       };
-      const pendingCount = async (app: { db: Kysely<any> }) =>
-        Number(
-          (
-            await app.db
-              .selectFrom("audit_logs")
-              .select((eb) => eb.fn.countAll().as("n"))
-              .where("seq", "<", 0)
-              .executeTakeFirst()
-          )?.n,
+      // Entries queued (and version 2's, pending in the log itself) that the sealer has yet to link.
+      const pendingCount = async (app: { db: Kysely<any> }) => {
+        const count = async (query: SelectQueryBuilder<any, any, object>) =>
+          Number((await query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirst())?.n);
+        return (
+          (await count(app.db.selectFrom("audit_pending"))) +
+          (await count(app.db.selectFrom("audit_logs").where("seq", "<", 0)))
         );
+      };
 
       it("the sealer links every committed entry soon after its commit; a rolled-back write leaves no gap", async () => {
         const database = await dialect.fresh();
@@ -806,7 +805,7 @@ describe("audit chain on PostgreSQL: sealed after commit", () => {
         await app.ready;
         try {
           const raw = await rawClient("postgres", database.url);
-          const [fn] = await raw.run("select prosecdef from pg_proc where proname = 'crudkit_audit_seal_v2'");
+          const [fn] = await raw.run("select prosecdef from pg_proc where proname = 'crudkit_audit_seal_v3'");
           await raw.close();
           expect(fn?.prosecdef).toBe(true);
           const make = (name: string) => app.api.createProject({ body: { name }, overrideAccess: true });
@@ -894,13 +893,12 @@ describe("audit chain on PostgreSQL: sealed after commit", () => {
         const raw = await rawClient("postgres", database.url);
         try {
           // What a crash between a commit and its seal leaves: committed entries still pending.
-          await raw.run("alter function crudkit_audit_seal_v2(integer) rename to crudkit_audit_seal_off");
+          await raw.run("alter function crudkit_audit_seal_v3(integer) rename to crudkit_audit_seal_off");
           await createConcurrently(first, 2, 3);
           await first.close();
-          await raw.run("alter function crudkit_audit_seal_off(integer) rename to crudkit_audit_seal_v2");
-          expect(await raw.run("select count(*)::int as n from audit_logs where seq < 0")).toEqual([
-            { n: 6 },
-          ]);
+          await raw.run("alter function crudkit_audit_seal_off(integer) rename to crudkit_audit_seal_v3");
+          expect(await raw.run("select count(*)::int as n from audit_pending")).toEqual([{ n: 6 }]);
+          expect(await raw.run("select count(*)::int as n from audit_logs")).toEqual([{ n: 0 }]);
           const second = crudkit({ database, resources: [project, task], plugins: [audit()], log: () => {} });
           await second.ready;
           try {
@@ -993,12 +991,12 @@ describe("audit chain on PostgreSQL: sealed after commit", () => {
         const raw = await rawClient("postgres", database.url);
         const role = `ck_other_${randomBytes(4).toString("hex")}`;
         try {
-          await raw.run("drop function crudkit_audit_seal_v2(integer)");
+          await raw.run("drop function crudkit_audit_seal_v3(integer)");
           await raw.run(`create role ${role}`);
           await raw.run(`grant create on schema public to ${role}`);
           await raw.run(`set role ${role}`);
           await raw.run(
-            "create function crudkit_audit_seal_v2(batch integer) returns integer language sql as $$ select 0 $$",
+            "create function crudkit_audit_seal_v3(batch integer) returns integer language sql as $$ select 0 $$",
           );
           await raw.run("reset role");
           const logged: string[] = [];
@@ -1017,7 +1015,7 @@ describe("audit chain on PostgreSQL: sealed after commit", () => {
           } finally {
             await app.close();
           }
-          await raw.run(`drop function crudkit_audit_seal_v2(integer)`);
+          await raw.run(`drop function crudkit_audit_seal_v3(integer)`);
           await raw.run(`revoke create on schema public from ${role}`);
           await raw.run(`drop role ${role}`);
         } finally {

@@ -134,6 +134,8 @@ forEachDialect((dialect) => {
       expect(committed.sort()).toEqual(
         [`line ${res.body.results[1].body.id}`, "line l-2", "order o-1"].sort(),
       );
+      // PostgreSQL queues audit entries until they are sealed, a few milliseconds after commit.
+      await app.audit.seal();
       const entries = await app.db
         .selectFrom("audit_logs")
         .select("operation")
@@ -150,6 +152,7 @@ forEachDialect((dialect) => {
         ),
       );
       await new Promise((resolve) => setTimeout(resolve, 100));
+      await app.audit.seal();
       const before = {
         orders: await rows("order"),
         lines: await rows("line"),

@@ -180,6 +180,8 @@ for (const engine of engines) {
       // Every acknowledged create is stored, with its audit entry.
       const stored = new Set((await app.db.selectFrom("product").select("id").execute()).map((r) => r.id));
       expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+      // PostgreSQL queues audit entries until they are sealed, a few milliseconds after commit.
+      await app.audit.seal();
       const audited = new Set(
         (
           await app.db

@@ -229,6 +229,7 @@ forEachDialect((dialect) => {
       expect(put.body.tagIds).toEqual([tags.black]);
       expect(await junction(id)).toEqual([tags.black]);
       // The audit entry carries the list like any other field.
+      await app.audit.seal();
       const entry = await app.db
         .selectFrom("audit_logs")
         .select(["before", "after"])
@@ -253,6 +254,7 @@ forEachDialect((dialect) => {
         tags.red,
       ]);
       // The post's list changed: an update of the tag's delete, audited as caused by it.
+      await app.audit.seal();
       const entry = await app.db
         .selectFrom("audit_logs")
         .select(["operation", "caused_by"])

@@ -62,16 +62,18 @@ forEachDialect((dialect) => {
     body: unknown,
     extra: Record<string, string> = {},
   ) => call(app, "PUT", `/api/item/${encodeURIComponent(id)}`, { headers: { ...headers, ...extra }, body });
-  const entries = async (recordId: string) =>
-    (
-      await app.db
-        .selectFrom("audit_logs")
-        .select(["operation", "user_id"])
-        .where("record_id", "=", recordId)
-        .orderBy("created_at")
-        .orderBy("id")
-        .execute()
-    ).map((row) => `${row.operation} ${row.user_id}`);
+  // PostgreSQL queues audit entries until they are sealed, a few milliseconds after commit.
+  const entries = async (recordId: string) => {
+    await app.audit.seal();
+    const rows = await app.db
+      .selectFrom("audit_logs")
+      .select(["operation", "user_id"])
+      .where("record_id", "=", recordId)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    return rows.map((row) => `${row.operation} ${row.user_id}`);
+  };
   const count = async () =>
     Number(
       (

@@ -3,12 +3,12 @@
 // entry's canonical JSON. A one-row head table, `audit_chain`, holds the last seq and hash. On
 // MariaDB and SQLite the writer below moves it on in the write, locked until the write commits, so
 // the chain follows commit order with any number of writers and instances (SQLite's writes run one
-// at a time anyway). On PostgreSQL a write inserts its entry as pending and a sealer links entries
-// just after they commit, in the order they became visible (audit-seal-function.ts): no writer
-// waits for another's commit. The entry enters the link by its digest so that SQL can compute it.
+// at a time anyway). On PostgreSQL a write queues its entry and a sealer links entries just after
+// they commit, in the order they became visible (audit-seal-function.ts): no writer waits for
+// another's commit. The entry enters the link by its digest so that SQL can compute it.
 
 import * as crypto from "node:crypto";
-import type { Kysely, RawBuilder } from "kysely";
+import type { Kysely } from "kysely";
 import { canonicalJson } from "../../core/canonical-json.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import {
@@ -238,24 +238,14 @@ export interface ChainWriter {
   append(db: Kysely<any>, entry: AuditEntry): Promise<void>;
 }
 
-/**
- * Each entry one plain insert, no lock: unlinked with `audit({ chain: false })`, or carrying its
- * digest (and its place) for PostgreSQL's sealer to link after commit (audit-seal-function.ts).
- */
-export function insertingWriter(
-  app: PluginContext,
-  /** The entry's link: a pending one (its digest, sealed later) or none. */
-  link: (entry: AuditEntry) => { seq: number | null; hash: string } | null,
-  /** PostgreSQL's pending entries: the hash the database makes of the digest (audit-seal-function.ts). */
-  pendingHash?: (digest: unknown) => RawBuilder<string>,
-): ChainWriter {
+/** Each entry one plain insert, no lock and no link: `audit({ chain: false })`. */
+export function insertingWriter(app: PluginContext): ChainWriter {
   let insert: QueryTemplate | undefined;
-  const column = (c: string) => (c === "hash" && pendingHash ? pendingHash(slot(c)) : slot(c));
   return {
     async append(db, entry) {
-      const row = toRow(entry, app.profile, link(entry));
+      const row = toRow(entry, app.profile, null);
       insert ??= compileTemplate(
-        app.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, column(c)]))),
+        app.db.insertInto(AUDIT_LOGS).values(Object.fromEntries(Object.keys(row).map((c) => [c, slot(c)]))),
       );
       await runTemplate(db, insert, row);
     },

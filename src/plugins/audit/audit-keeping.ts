@@ -1,17 +1,11 @@
 // How an app's audit entries join the hash chain: plainly (`chain: false`), linked in their write
-// (MariaDB, SQLite, and PostgreSQL without the seal function), or pending and sealed after commit
+// (MariaDB, SQLite, and PostgreSQL without the seal function), or queued and sealed after commit
 // (PostgreSQL). The writer is made once, on the first entry; the sealer at init.
 
 import type { PluginContext } from "../../core/plugin.ts";
-import {
-  type ChainWriter,
-  chainWriter,
-  columnsOfEntry,
-  entryDigest,
-  insertingWriter,
-} from "./audit-chain.ts";
+import { type ChainWriter, chainWriter, insertingWriter } from "./audit-chain.ts";
 import { pendingWriter } from "./audit-pending-writer.ts";
-import { ensureSealFunction, orderSequence, PENDING_SEQ, pendingHash } from "./audit-seal-function.ts";
+import { ensureSealFunction, orderSequence } from "./audit-seal-function.ts";
 import { type ChainSealer, chainSealer } from "./audit-sealer.ts";
 
 export interface ChainKeeping {
@@ -42,17 +36,7 @@ export function chainKeeping(chained: boolean): ChainKeeping {
       }
     },
     writer(app) {
-      writer ??= !chained
-        ? insertingWriter(app, () => null)
-        : sealer && order
-          ? pendingWriter(app, order)
-          : sealer
-            ? insertingWriter(
-                app,
-                (e) => ({ seq: PENDING_SEQ, hash: entryDigest(columnsOfEntry(e)) }),
-                pendingHash,
-              )
-            : chainWriter(app);
+      writer ??= !chained ? insertingWriter(app) : sealer ? pendingWriter(app, order) : chainWriter(app);
       return writer;
     },
     wake: () => sealer?.wake(),

@@ -82,7 +82,15 @@ const auditQuery = z.object({
 
 const AUDIT_PARAMETERS = Object.keys(auditQuery.shape);
 
-export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undefined) {
+/**
+ * @param sealed Seals what committed before the request (PostgreSQL queues entries until then), so
+ *   a change made just before is listed.
+ */
+export function auditLogsRoute(
+  app: PluginContext,
+  rule: AuditAccessRule | undefined,
+  sealed: () => Promise<void>,
+) {
   return defineEndpoint({
     method: "GET",
     path: "/audit/logs",
@@ -110,6 +118,7 @@ export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undef
         if (!AUDIT_PARAMETERS.includes(key)) throw unknownParameter(key, AUDIT_PARAMETERS, false);
       const filters = ctx.input.query;
       const page = parsePage(ctx.query, app.listLimits);
+      await sealed();
       let query = (ctx.readDb ?? ctx.db).selectFrom(AUDIT_LOGS);
       if (scope) query = query.where(scope);
       if (filters.resource) query = query.where("resource", "=", filters.resource);

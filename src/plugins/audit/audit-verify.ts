@@ -233,7 +233,7 @@ interface Key {
 
 /** Chained entries after `after` (all from the start without it) up to seq `last`, in (seq, id) order. */
 function page(db: Kysely<any>, after: Key | undefined, last: number, limit: number): Promise<Row[]> {
-  // Pending entries (PostgreSQL's sealer links them) are not in the chain yet; any other seq below
+  // Version 2's pending entries (PostgreSQL's sealer links them) are not in the chain yet; any other seq below
   // the chain's start is, to be reported.
   let query = db.selectFrom(AUDIT_LOGS).selectAll().where("seq", "<>", PENDING_SEQ).where("seq", "<=", last);
   if (after)

@@ -10,7 +10,7 @@ import { type AnyResourceHooks, type HookContext, traced } from "../../kit/index
 import { auditChainTable, ensureHead } from "./audit-chain.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { auditHeadRoute } from "./audit-head-route.ts";
-import { chainKeeping } from "./audit-keeping.ts";
+import { type ChainKeeping, chainKeeping } from "./audit-keeping.ts";
 import { type AuditAccessRule, auditLogsRoute } from "./audit-logs-route.ts";
 import { pruneOlderThan } from "./audit-prune.ts";
 import { auditLogsTable, scopedAuditLogsTable } from "./audit-table.ts";
@@ -154,11 +154,7 @@ export function audit(options: AuditOptions = {}) {
     id: "audit" as const,
     tables: [options.scope === undefined ? auditLogsTable : scopedAuditLogsTable, auditChainTable],
     hooks,
-    endpoints: (context: PluginContext) => [
-      auditLogsRoute(context, options.access?.read),
-      ...(chained ? [auditHeadRoute(context, options.access?.read, () => keeping.sealFirst(context))] : []),
-      ...historyRoutes(context),
-    ],
+    endpoints: (context: PluginContext) => auditRoutes(context, keeping, options.access?.read, chained),
     async init(context: PluginContext) {
       app = context;
       if (chained) await ensureHead(context.db);
@@ -204,4 +200,23 @@ function tenantOf(value: unknown): string | null {
 
 function idOf(record: Record<string, unknown>): string | null {
   return typeof record.id === "string" ? record.id : null;
+}
+
+/**
+ * The plugin's routes. Reads of entries see every one committed before them: PostgreSQL's are
+ * queued until sealed (audit-seal-function.ts). A seal that fails is logged; the read answers what
+ * is sealed.
+ */
+function auditRoutes(
+  context: PluginContext,
+  keeping: ChainKeeping,
+  rule: AuditAccessRule | undefined,
+  chained: boolean,
+) {
+  const sealedForReads = () => keeping.sealFirst(context, "a read of audit entries");
+  return [
+    auditLogsRoute(context, rule, sealedForReads),
+    ...(chained ? [auditHeadRoute(context, rule, () => keeping.sealFirst(context))] : []),
+    ...historyRoutes(context, sealedForReads),
+  ];
 }

@@ -53,11 +53,15 @@ const historyQuery = z.object({
 });
 
 /** The history route of every resource of the app, beside its item route (`/product/:id`). */
-export function historyRoutes(app: PluginContext) {
-  return app.resources.map(({ name }) => historyRoute(app, name));
+/**
+ * @param sealed Seals what committed before the request (PostgreSQL queues entries until then), so
+ *   a change made just before is in its history.
+ */
+export function historyRoutes(app: PluginContext, sealed: () => Promise<void>) {
+  return app.resources.map(({ name }) => historyRoute(app, name, sealed));
 }
 
-function historyRoute(app: PluginContext, resource: string) {
+function historyRoute(app: PluginContext, resource: string, sealed: () => Promise<void>) {
   return defineEndpoint({
     method: "GET",
     path: `/${resource}/:id/history` as `/${string}/:id/history`,
@@ -81,6 +85,7 @@ function historyRoute(app: PluginContext, resource: string) {
         if (!PARAMETERS.includes(key)) throw unknownParameter(key, PARAMETERS, false);
       const { limit } = parsePage({ limit: ctx.query.limit }, app.listLimits);
       const cursor = ctx.query.cursor ? decodeCursor(ctx.query.cursor, resource, app) : undefined;
+      await sealed();
       return historyPage(app, resource, id, { limit, cursor }, ctx);
     },
   });
