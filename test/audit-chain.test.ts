@@ -760,6 +760,8 @@ async function limitedRole(dialect: TestDialect, options: { revoke?: string; dro
   url.password = "writer";
   return {
     url: url.toString(),
+    /** The owner's, as the tables were made with. */
+    ownerDatabase: database,
     raw,
     async drop() {
       await raw.run(`drop owned by ${role}`);
@@ -878,6 +880,170 @@ describe("audit chain on PostgreSQL: sealed after commit", () => {
           expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 4, head: { seq: 4 } });
         } finally {
           await app.close();
+        }
+      });
+
+      it("GET /audit/logs and the history list every write acknowledged before them, with readers all at once", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({
+          database,
+          autoMigrate: true,
+          resources: [project, task],
+          plugins: [
+            apiKey({ keys: { "alice-key": { id: "alice" } } }),
+            audit({ access: { read: () => true } }),
+          ],
+        });
+        await app.ready;
+        const get = async (path: string) => {
+          const response = await app.handler(new Request(`http://localhost/api${path}`, { headers: ALICE }));
+          expect(response.status).toBe(200);
+          return ((await response.json()) as { items: { operation: string }[] }).items;
+        };
+        try {
+          // Each writer reads right after its write, while the others write: the entry is queued
+          // until sealed, and each read seals first (readers that arrive together share one seal).
+          await Promise.all(
+            Array.from({ length: 8 }, async (_, w) => {
+              for (let i = 0; i < 4; i++) {
+                const made = await app.api.createProject({
+                  body: { name: `r${w}-${i}` },
+                  overrideAccess: true,
+                });
+                const [logs, history] = await Promise.all([
+                  get(`/audit/logs?recordId=${made.id}`),
+                  get(`/project/${made.id}/history`),
+                ]);
+                expect(logs.map((entry) => entry.operation)).toEqual(["create"]);
+                expect(history.map((entry) => entry.operation)).toEqual(["create"]);
+              }
+            }),
+          );
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 32 });
+        } finally {
+          await app.close();
+        }
+      });
+
+      it("queued entries are listed while sealing fails, and sealed once it works again", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({
+          database,
+          autoMigrate: true,
+          resources: [project, task],
+          plugins: [
+            apiKey({ keys: { "alice-key": { id: "alice" } } }),
+            audit({ access: { read: () => true } }),
+          ],
+          log: () => {},
+        });
+        await app.ready;
+        const raw = await rawClient("postgres", database.url);
+        try {
+          await raw.run("alter function crudkit_audit_seal_v3(integer) rename to crudkit_audit_seal_off");
+          const made = await app.api.createProject({ body: { name: "queued" }, overrideAccess: true });
+          await app.api.updateProject({
+            params: { id: made.id },
+            body: { name: "queued 2" },
+            overrideAccess: true,
+          });
+          expect(await raw.run("select count(*)::int as n from audit_logs")).toEqual([{ n: 0 }]);
+          const logs = await app.handler(
+            new Request(`http://localhost/api/audit/logs?recordId=${made.id}`, { headers: ALICE }),
+          );
+          expect((await logs.json()).items.map((e: { operation: string }) => e.operation)).toEqual([
+            "update",
+            "create",
+          ]);
+          const history = await app.handler(
+            new Request(`http://localhost/api/project/${made.id}/history`, { headers: ALICE }),
+          );
+          expect((await history.json()).items.map((e: { after: { name: string } }) => e.after.name)).toEqual([
+            "queued 2",
+            "queued",
+          ]);
+          await raw.run("alter function crudkit_audit_seal_off(integer) rename to crudkit_audit_seal_v3");
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 2 });
+          expect(await raw.run("select count(*)::int as n from audit_pending")).toEqual([{ n: 0 }]);
+        } finally {
+          await raw.close();
+          await app.close();
+        }
+      });
+
+      it("an entry the log refuses leaves the queue without stopping the chain: verify names its seq as missing", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });
+        await app.ready;
+        const raw = await rawClient("postgres", database.url);
+        try {
+          await app.api.createProject({ body: { name: "first" }, overrideAccess: true });
+          await app.audit.seal();
+          // A constraint added to the log since the queue was made: the queue takes the entry, the
+          // log refuses it when it is moved.
+          await raw.run("alter table audit_logs add constraint no_refused check (record_id <> 'refused')");
+          await raw.run(
+            "insert into audit_pending (id, created_at, resource, operation, record_id, source, place, digest) " +
+              `values ('bad', now(), 'project', 'create', 'refused', 'server', '0000000000000000', '${"d".repeat(64)}')`,
+          );
+          await app.api.createProject({ body: { name: "after" }, overrideAccess: true });
+          await app.audit.seal();
+          expect(await raw.run("select count(*)::int as n from audit_pending")).toEqual([{ n: 0 }]);
+          const sealed = await raw.run("select seq::int as seq from audit_logs order by seq");
+          expect(sealed).toEqual([{ seq: 1 }, { seq: 3 }]);
+          expect(await app.audit.verify()).toMatchObject({ ok: false, problem: "missing", at: { seq: 2 } });
+        } finally {
+          await raw.close();
+          await app.close();
+        }
+      });
+
+      it("close() seals what the instance committed last", async () => {
+        const database = await dialect.fresh();
+        const app = crudkit({ database, autoMigrate: true, resources: [project, task], plugins: [audit()] });
+        await app.ready;
+        await createConcurrently(app, 4, 2);
+        await app.close();
+        const raw = await rawClient("postgres", database.url);
+        try {
+          expect(await raw.run("select count(*)::int as n from audit_pending")).toEqual([{ n: 0 }]);
+          expect(await raw.run("select count(*)::int as n from audit_logs where seq > 0")).toEqual([
+            { n: 8 },
+          ]);
+        } finally {
+          await raw.close();
+        }
+      });
+
+      it("an instance that does not seal says so at start when entries wait in the queue", async () => {
+        const database = await dialect.fresh();
+        const raw = await rawClient("postgres", database.url);
+        try {
+          const first = crudkit({
+            database,
+            autoMigrate: true,
+            resources: [project, task],
+            plugins: [audit()],
+          });
+          await first.ready;
+          await raw.run("alter function crudkit_audit_seal_v3(integer) rename to crudkit_audit_seal_off");
+          await createConcurrently(first, 1, 2);
+          await first.close().catch(() => {});
+          await raw.run("alter function crudkit_audit_seal_off(integer) rename to crudkit_audit_seal_v3");
+          const logged: string[] = [];
+          const plain = crudkit({
+            database,
+            resources: [project, task],
+            plugins: [audit({ chain: false })],
+            log: (message) => logged.push(message),
+          });
+          await plain.ready;
+          await plain.close();
+          expect(logged.join("\n")).toMatch(
+            /2 audit entries wait in audit_pending and this instance does not seal them/,
+          );
+        } finally {
+          await raw.close();
         }
       });
 
@@ -1066,6 +1232,57 @@ describe("audit chain on PostgreSQL: sealed after commit", () => {
           await app.ready;
           await createConcurrently(app, 4, 5);
           expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 20, unchained: 0 });
+        } finally {
+          await app.close();
+          await writer.drop();
+        }
+      });
+
+      it("an app role granted the log's rights before the queue existed may use the queue the owner makes", async () => {
+        // A database of version 2: the owner's tables, the app role's grants, no queue yet.
+        const writer = await limitedRole(dialect, {});
+        await writer.raw.run("drop table audit_pending");
+        await writer.raw.run("drop function crudkit_audit_seal_v3(integer)");
+        await writer.raw.run("drop function crudkit_audit_pending_v3()");
+        const owner = crudkit({
+          database: writer.ownerDatabase,
+          resources: [project, task],
+          plugins: [audit()],
+        });
+        await owner.ready;
+        await owner.close();
+        const logged: string[] = [];
+        const app = crudkit({
+          database: { provider: "postgres", url: writer.url },
+          resources: [project, task],
+          plugins: [audit()],
+          log: (message) => logged.push(message),
+        });
+        try {
+          await app.ready;
+          await createConcurrently(app, 4, 2);
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 8, unchained: 0 });
+          expect(logged).toEqual([]);
+        } finally {
+          await app.close();
+          await writer.drop();
+        }
+      });
+
+      it("a role that may not use the queue links in each write instead, and says so", async () => {
+        const writer = await limitedRole(dialect, { revoke: "revoke insert on audit_pending" });
+        const logged: string[] = [];
+        const app = crudkit({
+          database: { provider: "postgres", url: writer.url },
+          resources: [project, task],
+          plugins: [audit()],
+          log: (message) => logged.push(message),
+        });
+        try {
+          await app.ready;
+          expect(logged.join("\n")).toMatch(/may not insert into and read audit_pending/);
+          await createConcurrently(app, 4, 2);
+          expect(await app.audit.verify()).toMatchObject({ ok: true, entries: 8 });
         } finally {
           await app.close();
           await writer.drop();

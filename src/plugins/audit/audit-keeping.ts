@@ -4,8 +4,9 @@
 
 import type { PluginContext } from "../../core/plugin.ts";
 import { type ChainWriter, chainWriter, insertingWriter } from "./audit-chain.ts";
+import { type EntrySource, logAndQueue, logOnly } from "./audit-entries.ts";
 import { pendingWriter } from "./audit-pending-writer.ts";
-import { ensureSealFunction, orderSequence } from "./audit-seal-function.ts";
+import { ensureSealFunction, mayQueue, orderSequence, warnOfStranded } from "./audit-seal-function.ts";
 import { type ChainSealer, chainSealer } from "./audit-sealer.ts";
 
 export interface ChainKeeping {
@@ -13,6 +14,8 @@ export interface ChainKeeping {
   init(app: PluginContext): Promise<void>;
   /** The writer of this app's entries (its statements compiled once). */
   writer(app: PluginContext): ChainWriter;
+  /** Where readers read entries from: the log, and its queue when this app's writes queue them. */
+  entries: EntrySource;
   /** Entries committed: seal soon (PostgreSQL). */
   wake(): void;
   /**
@@ -30,11 +33,15 @@ export function chainKeeping(chained: boolean): ChainKeeping {
   let order: string | undefined;
   return {
     async init(app) {
-      if (chained && app.profile.name === "postgres" && (await ensureSealFunction(app.db, app.log))) {
+      if (app.profile.name !== "postgres") return;
+      if (chained && (await ensureSealFunction(app.db, app.log)) && (await mayQueue(app.db, app.log))) {
         sealer = chainSealer(app.db, app.log, app.profile.errors.unavailable);
         order = await orderSequence(app.db);
+        return;
       }
+      await warnOfStranded(app.db, app.log);
     },
+    entries: (db) => (sealer ? logAndQueue(db) : logOnly(db)),
     writer(app) {
       writer ??= !chained ? insertingWriter(app) : sealer ? pendingWriter(app, order) : chainWriter(app);
       return writer;

@@ -18,13 +18,8 @@ import {
   parsePage,
   unknownParameter,
 } from "../../kit/index.ts";
-import {
-  AUDIT_LOGS,
-  type AuditEntry,
-  auditFilterFields,
-  toEntry,
-  withoutHiddenFields,
-} from "./audit-table.ts";
+import type { EntrySource } from "./audit-entries.ts";
+import { type AuditEntry, auditFilterFields, toEntry, withoutHiddenFields } from "./audit-table.ts";
 
 export interface AuditAccessContext {
   user: User | null;
@@ -82,15 +77,8 @@ const auditQuery = z.object({
 
 const AUDIT_PARAMETERS = Object.keys(auditQuery.shape);
 
-/**
- * @param sealed Seals what committed before the request (PostgreSQL queues entries until then), so
- *   a change made just before is listed.
- */
-export function auditLogsRoute(
-  app: PluginContext,
-  rule: AuditAccessRule | undefined,
-  sealed: () => Promise<void>,
-) {
+/** @param entries Where entries are read from: the log, and on PostgreSQL its queue (audit-entries.ts). */
+export function auditLogsRoute(app: PluginContext, rule: AuditAccessRule | undefined, entries: EntrySource) {
   return defineEndpoint({
     method: "GET",
     path: "/audit/logs",
@@ -118,8 +106,7 @@ export function auditLogsRoute(
         if (!AUDIT_PARAMETERS.includes(key)) throw unknownParameter(key, AUDIT_PARAMETERS, false);
       const filters = ctx.input.query;
       const page = parsePage(ctx.query, app.listLimits);
-      await sealed();
-      let query = (ctx.readDb ?? ctx.db).selectFrom(AUDIT_LOGS);
+      let query = entries(ctx.readDb ?? ctx.db);
       if (scope) query = query.where(scope);
       if (filters.resource) query = query.where("resource", "=", filters.resource);
       if (filters.operation) query = query.where("operation", "=", filters.operation);

@@ -63,7 +63,7 @@ function pruneBatch(app: PluginContext, last: number): Promise<number | undefine
       );
       return undefined;
     }
-    // From the kept chain's start: pending entries (seq -1, sealed later) are not in it yet.
+    // From the kept chain's start: version 2's pending entries (seq -1, sealed later) are not in it yet.
     const result = await trx
       .deleteFrom(AUDIT_LOGS)
       .where("seq", ">=", first)

@@ -117,13 +117,14 @@ export async function ensureSealFunction(
 ): Promise<boolean> {
   try {
     const installed = await installedVersion(db);
-    if (installed === VERSION) return true;
     if (installed !== undefined && installed > VERSION) throw new NewerFunction();
+    // The queue too: every audited write needs it, so one dropped since is made again.
+    if (installed === VERSION && (await queueExists(db))) return true;
     await db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(hashtext(${SEAL_FUNCTION}))`.execute(trx);
       const current = await installedVersion(trx);
-      if (current === VERSION) return;
       if (current !== undefined && current > VERSION) throw new NewerFunction();
+      if (current === VERSION && (await queueExists(trx))) return;
       await createFunction(trx);
     });
     return true;
@@ -138,8 +139,58 @@ export async function ensureSealFunction(
   }
 }
 
+/** Whether the queue is there, beside the audit table. */
+async function queueExists(db: Kysely<any>): Promise<boolean> {
+  const [row] = (
+    await sql<{ found: boolean }>`select exists (select from pg_class q join pg_class l
+      on l.relnamespace = q.relnamespace and l.oid = to_regclass(${AUDIT_LOGS})
+      where q.relname = ${AUDIT_PENDING} and q.relkind in ('r', 'p')) as found`.execute(db)
+  ).rows;
+  return row?.found === true;
+}
+
+/**
+ * Whether this role may insert into the queue and read it (readers list queued entries). A role
+ * granted the audit table's rights before the queue existed gets the queue's at its making
+ * (createFunction); one granted them otherwise may lack them: it links in each write instead.
+ */
+export async function mayQueue(
+  db: Kysely<any>,
+  log: (message: string, error?: unknown) => void,
+): Promise<boolean> {
+  const [row] = (
+    await sql<{ may: boolean | null }>`select has_table_privilege(q.oid, 'INSERT')
+        and has_table_privilege(q.oid, 'SELECT') as may
+      from pg_class q join pg_class l on l.relnamespace = q.relnamespace and l.oid = to_regclass(${AUDIT_LOGS})
+      where q.relname = ${AUDIT_PENDING}`.execute(db)
+  ).rows;
+  if (row?.may) return true;
+  log(
+    `audit(): this database role may not insert into and read ${AUDIT_PENDING}, the queue of audit entries to seal; linking in each write instead, which holds the chain's head longer (grant insert, select on ${AUDIT_PENDING} to it)`,
+  );
+  return false;
+}
+
+/**
+ * Entries queued that this instance will not seal (its chain is off, or it links in each write):
+ * they are neither listed nor chained until an instance that seals them runs. Said once, at start.
+ */
+export async function warnOfStranded(
+  db: Kysely<any>,
+  log: (message: string, error?: unknown) => void,
+): Promise<void> {
+  if (!(await queueExists(db))) return;
+  const [row] = (
+    await sql<{ n: number }>`select count(*)::int as n from ${sql.table(AUDIT_PENDING)}`.execute(db)
+  ).rows;
+  if (row && row.n > 0)
+    log(
+      `audit(): ${row.n} audit entries wait in ${AUDIT_PENDING} and this instance does not seal them: they are not listed or chained until an instance that seals entries starts, or until \`select ${SEAL_FUNCTION}(500)\` is run until it answers 0`,
+    );
+}
+
 /** The entry's columns, as the queue and the log both hold them (the log adds seq and hash). */
-const ENTRY_COLUMNS = [
+export const ENTRY_COLUMNS = [
   "id",
   "created_at",
   "resource",
@@ -172,14 +223,7 @@ async function createFunction(trx: Kysely<any>): Promise<void> {
   ).rows;
   if (!home) throw new Error(`audit(): table ${AUDIT_LOGS} not found`);
   await sql`create sequence if not exists ${sql.id(home.schema, PENDING_ORDER)}`.execute(trx);
-  // The queue's columns are the log's own (LIKE copies their types and NOT NULLs, no index), less
-  // the link, plus the place (its key, in the order the sealer reads) and the digest.
-  await sql`create table if not exists ${sql.id(home.schema, AUDIT_PENDING)} (
-      like ${sql.id(home.schema, AUDIT_LOGS)} including defaults)`.execute(trx);
-  await sql`alter table ${sql.id(home.schema, AUDIT_PENDING)}
-      drop column if exists seq, drop column if exists hash,
-      add column if not exists place text collate "C" primary key,
-      add column if not exists digest text not null`.execute(trx);
+  await createQueue(trx, home.schema);
   const columns = sql.join(ENTRY_COLUMNS.map((c) => sql.id(c)));
   const moved = sql.join(ENTRY_COLUMNS.map((c) => sql.ref(`moved.${c}`)));
   await createPendingFunction(trx, home.schema);
@@ -188,8 +232,9 @@ async function createFunction(trx: Kysely<any>): Promise<void> {
   // plan made then (a scan of the whole log for a few pending entries) would be kept.
   // A lock timeout: a session that holds the head (anyone may call the function) stalls sealers
   // for 2 s at most; they try again later.
-  // An entry whose id the log already holds (put in the queue outside crudkit) is not moved: its
-  // seq stays empty, which verify() reports as missing, and the chain goes on.
+  // An entry whose id the log already holds (put in the queue outside crudkit) is not moved, nor is
+  // one the log refuses: its seq stays empty, which verify() reports as missing, and the chain
+  // goes on.
   await sql`create or replace function ${sql.id(home.schema, SEAL_FUNCTION)}(batch integer) returns integer
     language plpgsql security definer set search_path = ${sql.id(home.schema)}, pg_temp
     set enable_seqscan = off set lock_timeout = '2s' as $body$
@@ -248,14 +293,35 @@ async function createFunction(trx: Kysely<any>): Promise<void> {
       end if;
       -- One statement for the batch: a statement per entry costs a statement's overhead each.
       if cardinality(places) > 0 then
-        with moved as (
-          delete from ${sql.table(AUDIT_PENDING)} as queued
-            using unnest(places, seqs, hashes) as link(place, seq, hash)
-            where queued.place = link.place
-            returning queued.*, link.seq as link_seq, link.hash as link_hash)
-        insert into ${sql.table(AUDIT_LOGS)} (${columns}, seq, hash)
-          select ${moved}, moved.link_seq, moved.link_hash from moved
-          on conflict (id) do nothing;
+        begin
+          with moved as (
+            delete from ${sql.table(AUDIT_PENDING)} as queued
+              using unnest(places, seqs, hashes) as link(place, seq, hash)
+              where queued.place = link.place
+              returning queued.*, link.seq as link_seq, link.hash as link_hash)
+          insert into ${sql.table(AUDIT_LOGS)} (${columns}, seq, hash)
+            select ${moved}, moved.link_seq, moved.link_hash from moved
+            on conflict (id) do nothing;
+        exception when integrity_constraint_violation or data_exception then
+          -- A row the log refuses (one put in the queue outside crudkit, a constraint added to the
+          -- log since) must not stop the chain: each entry is moved on its own, and one refused
+          -- leaves the queue, with a warning in the server's log; verify() reports its seq as
+          -- missing. Other errors (the disk, a lock) roll the seal back, to be tried again.
+          for i in 1 .. cardinality(places) loop
+            begin
+              with moved as (
+                delete from ${sql.table(AUDIT_PENDING)} as queued where queued.place = places[i]
+                  returning queued.*)
+              insert into ${sql.table(AUDIT_LOGS)} (${columns}, seq, hash)
+                select ${moved}, seqs[i], hashes[i] from moved
+                on conflict (id) do nothing;
+            exception when integrity_constraint_violation or data_exception then
+              raise warning 'audit(): the audit log refused queued entry % (%): left out of the chain at seq %',
+                places[i], sqlerrm, seqs[i];
+              delete from ${sql.table(AUDIT_PENDING)} where place = places[i];
+            end;
+          end loop;
+        end;
       end if;
       if cardinality(older_ids) > 0 then
         update ${sql.table(AUDIT_LOGS)} as logged set seq = link.seq, hash = link.hash
@@ -290,4 +356,30 @@ async function createPendingFunction(trx: Kysely<any>, schema: string): Promise<
       return lpad(to_hex(txn * ${sql.lit(POSITIONS)} + position_in), 16, '0');
     end
   $body$`.execute(trx);
+}
+
+/** The queue, with the grants the log has. */
+async function createQueue(trx: Kysely<any>, schema: string): Promise<void> {
+  // The queue's columns are the log's own (LIKE copies their types and NOT NULLs, no index), less
+  // the link, plus the place (its key, in the order the sealer reads) and the digest.
+  // Its CHECKs too: what the log would refuse, the queue refuses in the write, as the log did.
+  await sql`create table if not exists ${sql.id(schema, AUDIT_PENDING)} (
+      like ${sql.id(schema, AUDIT_LOGS)} including defaults including constraints)`.execute(trx);
+  await sql`alter table ${sql.id(schema, AUDIT_PENDING)}
+      drop column if exists seq, drop column if exists hash,
+      add column if not exists place text collate "C" primary key,
+      add column if not exists digest text not null`.execute(trx);
+  // The roles that may write or read the log may do the same with the queue: an app role granted
+  // the log's rights by the owner keeps working when the owner's instance makes the queue.
+  const grants = (
+    await sql<{ grantee: string; privilege: string }>`select case when a.grantee = 0 then 'public'
+        else quote_ident(r.rolname) end as grantee, a.privilege_type as privilege
+      from pg_class c cross join lateral aclexplode(c.relacl) a left join pg_roles r on r.oid = a.grantee
+      where c.oid = to_regclass(${AUDIT_LOGS}) and a.privilege_type in ('INSERT', 'SELECT')
+        and a.grantee <> c.relowner`.execute(trx)
+  ).rows;
+  for (const { grantee, privilege } of grants)
+    await sql`grant ${sql.raw(privilege === "INSERT" ? "insert" : "select")} on ${sql.id(schema, AUDIT_PENDING)} to ${sql.raw(grantee)}`.execute(
+      trx,
+    );
 }

@@ -256,7 +256,7 @@ async function countUnchained(db: Kysely<any>): Promise<number> {
 
 /**
  * A committed entry that carries its digest but no seq was never linked: version 1's trigger
- * linked such entries as their write committed (the sealer's pending entries have seq -1), so one
+ * linked such entries as their write committed (version 2's pending entries have seq -1; version 3's wait in a queue), so one
  * left over means that trigger was disabled, dropped or skipped (`session_replication_role`)
  * outside crudkit, and the entry sits outside the chain's proof.
  */

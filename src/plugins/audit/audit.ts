@@ -8,6 +8,7 @@ import { checkOptionKeys, optionKeys } from "../../core/option-keys.ts";
 import type { PluginContext } from "../../core/plugin.ts";
 import { type AnyResourceHooks, type HookContext, traced } from "../../kit/index.ts";
 import { auditChainTable, ensureHead } from "./audit-chain.ts";
+import type { EntrySource } from "./audit-entries.ts";
 import { buildEntry, type EntryChange, type EntryOptions } from "./audit-entry.ts";
 import { auditHeadRoute } from "./audit-head-route.ts";
 import { type ChainKeeping, chainKeeping } from "./audit-keeping.ts";
@@ -141,9 +142,11 @@ export function audit(options: AuditOptions = {}) {
   }
 
   /**
-   * Links every entry committed so far into the chain. PostgreSQL seals entries a few milliseconds
-   * after they commit (`verify()`, `prune()` and GET /audit/head seal first); elsewhere each entry
-   * is linked in its write and there is nothing to do.
+   * Links every entry committed so far into the chain. PostgreSQL queues entries and seals them
+   * into `audit_logs` a few milliseconds after they commit (`verify()`, `prune()` and GET
+   * /audit/head seal first; GET /audit/logs and the history routes read the queue too): call this
+   * before reading `audit_logs` yourself. Elsewhere each entry is linked in its write and there is
+   * nothing to do.
    */
   async function seal(): Promise<void> {
     if (!app) throw new Error("audit(): seal() needs the app to be ready (await app.ready).");
@@ -202,21 +205,17 @@ function idOf(record: Record<string, unknown>): string | null {
   return typeof record.id === "string" ? record.id : null;
 }
 
-/**
- * The plugin's routes. Reads of entries see every one committed before them: PostgreSQL's are
- * queued until sealed (audit-seal-function.ts). A seal that fails is logged; the read answers what
- * is sealed.
- */
+/** The plugin's routes. Readers of entries read the log, and on PostgreSQL its queue (audit-entries.ts). */
 function auditRoutes(
   context: PluginContext,
   keeping: ChainKeeping,
   rule: AuditAccessRule | undefined,
   chained: boolean,
 ) {
-  const sealedForReads = () => keeping.sealFirst(context, "a read of audit entries");
+  const entries: EntrySource = (db) => keeping.entries(db);
   return [
-    auditLogsRoute(context, rule, sealedForReads),
+    auditLogsRoute(context, rule, entries),
     ...(chained ? [auditHeadRoute(context, rule, () => keeping.sealFirst(context))] : []),
-    ...historyRoutes(context, sealedForReads),
+    ...historyRoutes(context, entries),
   ];
 }

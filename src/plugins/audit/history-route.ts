@@ -17,7 +17,8 @@ import {
   parsePage,
   unknownParameter,
 } from "../../kit/index.ts";
-import { AUDIT_LOGS, type AuditEntry, toEntry, withoutHiddenFields } from "./audit-table.ts";
+import type { EntrySource } from "./audit-entries.ts";
+import { type AuditEntry, toEntry, withoutHiddenFields } from "./audit-table.ts";
 
 /** One change of a record as its history shows it. */
 export interface HistoryEntry {
@@ -53,15 +54,12 @@ const historyQuery = z.object({
 });
 
 /** The history route of every resource of the app, beside its item route (`/product/:id`). */
-/**
- * @param sealed Seals what committed before the request (PostgreSQL queues entries until then), so
- *   a change made just before is in its history.
- */
-export function historyRoutes(app: PluginContext, sealed: () => Promise<void>) {
-  return app.resources.map(({ name }) => historyRoute(app, name, sealed));
+/** @param entries Where entries are read from: the log, and on PostgreSQL its queue (audit-entries.ts). */
+export function historyRoutes(app: PluginContext, entries: EntrySource) {
+  return app.resources.map(({ name }) => historyRoute(app, name, entries));
 }
 
-function historyRoute(app: PluginContext, resource: string, sealed: () => Promise<void>) {
+function historyRoute(app: PluginContext, resource: string, entries: EntrySource) {
   return defineEndpoint({
     method: "GET",
     path: `/${resource}/:id/history` as `/${string}/:id/history`,
@@ -85,8 +83,7 @@ function historyRoute(app: PluginContext, resource: string, sealed: () => Promis
         if (!PARAMETERS.includes(key)) throw unknownParameter(key, PARAMETERS, false);
       const { limit } = parsePage({ limit: ctx.query.limit }, app.listLimits);
       const cursor = ctx.query.cursor ? decodeCursor(ctx.query.cursor, resource, app) : undefined;
-      await sealed();
-      return historyPage(app, resource, id, { limit, cursor }, ctx);
+      return historyPage(app, resource, id, { limit, cursor }, ctx, entries);
     },
   });
 }
@@ -127,12 +124,12 @@ async function historyPage(
   id: string,
   page: { limit: number; cursor: HistoryCursor | undefined },
   ctx: EndpointContext,
+  source: EntrySource,
 ): Promise<ListResult<HistoryEntry>> {
   const { cursor, limit } = page;
   const newestFirst = cursor?.direction !== "before";
   const order = newestFirst ? "desc" : "asc";
-  let query = (ctx.readDb ?? ctx.db)
-    .selectFrom(AUDIT_LOGS)
+  let query = source(ctx.readDb ?? ctx.db)
     .selectAll()
     .where("record_id", "=", id)
     .where("resource", "=", resource)
