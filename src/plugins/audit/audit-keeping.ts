@@ -34,10 +34,13 @@ export function chainKeeping(chained: boolean): ChainKeeping {
   return {
     async init(app) {
       if (app.profile.name !== "postgres") return;
-      if (chained && (await ensureSealFunction(app.db, app.log)) && (await mayQueue(app.db, app.log))) {
-        sealer = chainSealer(app.db, app.log, app.profile.errors.unavailable);
-        order = await orderSequence(app.db);
-        return;
+      if (chained && (await ensureSealFunction(app.db, app.log))) {
+        const placing = await orderSequence(app.db);
+        if (await mayQueue(app.db, app.log, placing !== undefined)) {
+          sealer = chainSealer(app.db, app.log, app.profile.errors.unavailable);
+          order = placing;
+          return;
+        }
       }
       await warnOfStranded(app.db, app.log);
     },

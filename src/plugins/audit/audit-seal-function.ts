@@ -35,6 +35,8 @@ import { AUDIT_LOGS } from "./audit-table.ts";
 
 /** The queue of entries committed and not yet sealed (PostgreSQL). */
 export const AUDIT_PENDING = "audit_pending";
+/** Entries the log refused when they were sealed, kept out of the chain with the reason. */
+export const AUDIT_REFUSED = "audit_refused";
 
 /**
  * The function's version, in its name: a new body gets a new number, never a new body under an old
@@ -150,40 +152,50 @@ async function queueExists(db: Kysely<any>): Promise<boolean> {
 }
 
 /**
- * Whether this role may insert into the queue and read it (readers list queued entries). A role
- * granted the audit table's rights before the queue existed gets the queue's at its making
- * (createFunction); one granted them otherwise may lack them: it links in each write instead.
+ * Whether this role may queue entries and have them sealed: insert into the queue and read it
+ * (readers list queued entries), and call the seal function (and the pending function, without
+ * the sequence). A role granted the audit table's rights before the queue existed gets the
+ * queue's at its making (createQueue); one granted them otherwise may lack them: it links in each
+ * write instead.
  */
 export async function mayQueue(
   db: Kysely<any>,
   log: (message: string, error?: unknown) => void,
+  placesItself: boolean,
 ): Promise<boolean> {
   const [row] = (
     await sql<{ may: boolean | null }>`select has_table_privilege(q.oid, 'INSERT')
-        and has_table_privilege(q.oid, 'SELECT') as may
+        and has_table_privilege(q.oid, 'SELECT')
+        and has_function_privilege(${`${SEAL_FUNCTION}(integer)`}, 'EXECUTE')
+        and (${placesItself} or has_function_privilege(${`${PENDING_FUNCTION}()`}, 'EXECUTE')) as may
       from pg_class q join pg_class l on l.relnamespace = q.relnamespace and l.oid = to_regclass(${AUDIT_LOGS})
       where q.relname = ${AUDIT_PENDING}`.execute(db)
   ).rows;
   if (row?.may) return true;
   log(
-    `audit(): this database role may not insert into and read ${AUDIT_PENDING}, the queue of audit entries to seal; linking in each write instead, which holds the chain's head longer (grant insert, select on ${AUDIT_PENDING} to it)`,
+    `audit(): this database role may not insert into and read ${AUDIT_PENDING}, the queue of audit entries to seal, or call ${SEAL_FUNCTION}; linking in each write instead, which holds the chain's head longer (grant insert, select on ${AUDIT_PENDING} and execute on the function to it)`,
   );
   return false;
 }
 
 /**
  * Entries queued that this instance will not seal (its chain is off, or it links in each write):
- * they are neither listed nor chained until an instance that seals them runs. Said once, at start.
+ * they are listed by instances that seal, and chained, once one runs. Said once, at start; said
+ * nothing when this role may not read the queue.
  */
 export async function warnOfStranded(
   db: Kysely<any>,
   log: (message: string, error?: unknown) => void,
 ): Promise<void> {
-  if (!(await queueExists(db))) return;
   const [row] = (
-    await sql<{ n: number }>`select count(*)::int as n from ${sql.table(AUDIT_PENDING)}`.execute(db)
+    await sql<{ n: number | null }>`select case when has_table_privilege(q.oid, 'SELECT')
+        then (select count(*)::int from ${sql.table(AUDIT_PENDING)}) end as n
+      from pg_class q join pg_class l on l.relnamespace = q.relnamespace and l.oid = to_regclass(${AUDIT_LOGS})
+      where q.relname = ${AUDIT_PENDING} and q.relkind in ('r', 'p')`
+      .execute(db)
+      .catch(() => ({ rows: [] }))
   ).rows;
-  if (row && row.n > 0)
+  if (row?.n)
     log(
       `audit(): ${row.n} audit entries wait in ${AUDIT_PENDING} and this instance does not seal them: they are not listed or chained until an instance that seals entries starts, or until \`select ${SEAL_FUNCTION}(500)\` is run until it answers 0`,
     );
@@ -224,43 +236,58 @@ async function createFunction(trx: Kysely<any>): Promise<void> {
   if (!home) throw new Error(`audit(): table ${AUDIT_LOGS} not found`);
   await sql`create sequence if not exists ${sql.id(home.schema, PENDING_ORDER)}`.execute(trx);
   await createQueue(trx, home.schema);
-  const columns = sql.join(ENTRY_COLUMNS.map((c) => sql.id(c)));
-  const moved = sql.join(ENTRY_COLUMNS.map((c) => sql.ref(`moved.${c}`)));
   await createPendingFunction(trx, home.schema);
-  // The link is SHA-256 of "previous:seq:digest", as linkHash() computes it in verify().
-  // Its statements read by index whatever the tables' statistics say: a new table has none, and a
-  // plan made then (a scan of the whole log for a few pending entries) would be kept.
-  // A lock timeout: a session that holds the head (anyone may call the function) stalls sealers
-  // for 2 s at most; they try again later.
-  // An entry whose id the log already holds (put in the queue outside crudkit) is not moved, nor is
-  // one the log refuses: its seq stays empty, which verify() reports as missing, and the chain
-  // goes on.
-  await sql`create or replace function ${sql.id(home.schema, SEAL_FUNCTION)}(batch integer) returns integer
-    language plpgsql security definer set search_path = ${sql.id(home.schema)}, pg_temp
+  await createSealFunction(trx, home.schema);
+}
+
+/**
+ * The seal function. The link is SHA-256 of "previous:seq:digest", as linkHash() computes it in
+ * verify(). Its statements read by index whatever the tables' statistics say: a new table has
+ * none, and a plan made then (a scan of the whole log for a few pending entries) would be kept. A
+ * lock timeout: a session that holds the head (anyone may call the function) stalls sealers for
+ * 2 s at most; they try again later.
+ *
+ * An entry the log refuses (its id already there, a constraint added to the log since, a row put in
+ * the queue outside crudkit) must not stop the chain, nor leave a hole in it that verify() would
+ * stop at for good: the batch is then sealed one entry at a time, linked again from the head, and
+ * a refused entry goes to `audit_refused` with the reason, out of the chain, with a warning in the
+ * server's log. Only integrity and data errors do that; any other (the disk, a lock, a cancel)
+ * rolls the seal back, to be tried again.
+ */
+async function createSealFunction(trx: Kysely<any>, schema: string): Promise<void> {
+  const columns = sql.join(ENTRY_COLUMNS.map((c) => sql.id(c)));
+  const of = (table: string) => sql.join(ENTRY_COLUMNS.map((c) => sql.ref(`${table}.${c}`)));
+  await sql`create or replace function ${sql.id(schema, SEAL_FUNCTION)}(batch integer) returns integer
+    language plpgsql security definer set search_path = ${sql.id(schema)}, pg_temp
     set enable_seqscan = off set lock_timeout = '2s' as $body$
     declare
+      head_seq bigint;
+      head_hash text;
       last_seq bigint;
       last_hash text;
+      next_hash text;
       pending record;
       txn text;
       sealed integer := 0;
-      places text[] := '{}';
+      -- In order: queued (true, by place) or version 2's, in the log (false, by id).
+      queued boolean[] := '{}';
+      keys text[] := '{}';
+      digests text[] := '{}';
       seqs bigint[] := '{}';
       hashes text[] := '{}';
-      older_ids text[] := '{}';
-      older_seqs bigint[] := '{}';
-      older_hashes text[] := '{}';
     begin
       -- The poll, when nothing is pending: no lock taken.
       if not exists (select from ${sql.table(AUDIT_PENDING)})
           and not exists (select from ${sql.table(AUDIT_LOGS)} where seq = ${sql.lit(PENDING_SEQ)}) then
         return 0;
       end if;
-      select seq, hash into last_seq, last_hash from ${sql.table(AUDIT_CHAIN)}
+      select seq, hash into head_seq, head_hash from ${sql.table(AUDIT_CHAIN)}
         where id = ${sql.lit(HEAD_ID)} for update;
       if not found then
         raise exception 'audit(): the chain''s head row (table ${sql.raw(AUDIT_CHAIN)}) is missing; restart the app.';
       end if;
+      last_seq := head_seq;
+      last_hash := head_hash;
       -- In place order, the queue's entries with those version 2 left in the log; the loop stops
       -- once the batch is full, at the end of a transaction's entries, so that a transaction's
       -- entries are sealed together. A version 2 row not made by its pending function (no hash,
@@ -278,55 +305,60 @@ async function createFunction(trx: Kysely<any>): Promise<void> {
         last_seq := last_seq + 1;
         last_hash := encode(sha256(convert_to(last_hash || ':' || last_seq::text || ':' || pending.digest, 'UTF8')), 'hex');
         sealed := sealed + 1;
-        if pending.id is null then
-          places := places || pending.place;
-          seqs := seqs || last_seq;
-          hashes := hashes || last_hash;
-        else
-          older_ids := older_ids || pending.id;
-          older_seqs := older_seqs || last_seq;
-          older_hashes := older_hashes || last_hash;
-        end if;
+        queued := queued || (pending.id is null);
+        keys := keys || coalesce(pending.id, pending.place);
+        digests := digests || pending.digest;
+        seqs := seqs || last_seq;
+        hashes := hashes || last_hash;
       end loop;
       if sealed = 0 then
         return 0;
       end if;
-      -- One statement for the batch: a statement per entry costs a statement's overhead each.
-      if cardinality(places) > 0 then
-        begin
-          with moved as (
-            delete from ${sql.table(AUDIT_PENDING)} as queued
-              using unnest(places, seqs, hashes) as link(place, seq, hash)
-              where queued.place = link.place
-              returning queued.*, link.seq as link_seq, link.hash as link_hash)
-          insert into ${sql.table(AUDIT_LOGS)} (${columns}, seq, hash)
-            select ${moved}, moved.link_seq, moved.link_hash from moved
-            on conflict (id) do nothing;
-        exception when integrity_constraint_violation or data_exception then
-          -- A row the log refuses (one put in the queue outside crudkit, a constraint added to the
-          -- log since) must not stop the chain: each entry is moved on its own, and one refused
-          -- leaves the queue, with a warning in the server's log; verify() reports its seq as
-          -- missing. Other errors (the disk, a lock) roll the seal back, to be tried again.
-          for i in 1 .. cardinality(places) loop
-            begin
-              with moved as (
-                delete from ${sql.table(AUDIT_PENDING)} as queued where queued.place = places[i]
-                  returning queued.*)
-              insert into ${sql.table(AUDIT_LOGS)} (${columns}, seq, hash)
-                select ${moved}, seqs[i], hashes[i] from moved
-                on conflict (id) do nothing;
-            exception when integrity_constraint_violation or data_exception then
-              raise warning 'audit(): the audit log refused queued entry % (%): left out of the chain at seq %',
-                places[i], sqlerrm, seqs[i];
-              delete from ${sql.table(AUDIT_PENDING)} where place = places[i];
-            end;
-          end loop;
-        end;
-      end if;
-      if cardinality(older_ids) > 0 then
+      begin
+        -- The batch in two statements: a statement per entry costs a statement's overhead each.
+        with moved as (
+          delete from ${sql.table(AUDIT_PENDING)} as entry
+            using unnest(keys, seqs, hashes, queued) as link(key, seq, hash, queued)
+            where link.queued and entry.place = link.key
+            returning entry.*, link.seq as link_seq, link.hash as link_hash)
+        insert into ${sql.table(AUDIT_LOGS)} (${columns}, seq, hash)
+          select ${of("moved")}, moved.link_seq, moved.link_hash from moved;
         update ${sql.table(AUDIT_LOGS)} as logged set seq = link.seq, hash = link.hash
-          from unnest(older_ids, older_seqs, older_hashes) as link(id, seq, hash) where logged.id = link.id;
-      end if;
+          from unnest(keys, seqs, hashes, queued) as link(key, seq, hash, queued)
+          where not link.queued and logged.id = link.key;
+      exception when integrity_constraint_violation or data_exception then
+        last_seq := head_seq;
+        last_hash := head_hash;
+        for i in 1 .. sealed loop
+          next_hash := encode(sha256(convert_to(last_hash || ':' || (last_seq + 1)::text || ':' || digests[i], 'UTF8')), 'hex');
+          begin
+            if queued[i] then
+              with moved as (
+                delete from ${sql.table(AUDIT_PENDING)} as entry where entry.place = keys[i] returning entry.*)
+              insert into ${sql.table(AUDIT_LOGS)} (${columns}, seq, hash)
+                select ${of("moved")}, last_seq + 1, next_hash from moved;
+            else
+              update ${sql.table(AUDIT_LOGS)} set seq = last_seq + 1, hash = next_hash where id = keys[i];
+            end if;
+            last_seq := last_seq + 1;
+            last_hash := next_hash;
+          exception when integrity_constraint_violation or data_exception then
+            raise warning 'audit(): the audit log refused entry % (%); it is kept in ${sql.raw(AUDIT_REFUSED)}, out of the chain',
+              keys[i], sqlerrm;
+            if queued[i] then
+              with gone as (
+                delete from ${sql.table(AUDIT_PENDING)} as entry where entry.place = keys[i] returning entry.*)
+              insert into ${sql.table(AUDIT_REFUSED)} (${columns}, place, digest, reason)
+                select ${of("gone")}, gone.place, gone.digest, sqlerrm from gone;
+            else
+              with gone as (
+                delete from ${sql.table(AUDIT_LOGS)} as entry where entry.id = keys[i] returning entry.*)
+              insert into ${sql.table(AUDIT_REFUSED)} (${columns}, place, digest, reason)
+                select ${of("gone")}, null, digests[i], sqlerrm from gone;
+            end if;
+          end;
+        end loop;
+      end;
       update ${sql.table(AUDIT_CHAIN)} set seq = last_seq, hash = last_hash where id = ${sql.lit(HEAD_ID)};
       return sealed;
     end
@@ -369,6 +401,16 @@ async function createQueue(trx: Kysely<any>, schema: string): Promise<void> {
       drop column if exists seq, drop column if exists hash,
       add column if not exists place text collate "C" primary key,
       add column if not exists digest text not null`.execute(trx);
+  // Refused entries (createSealFunction): the log's columns without its CHECKs, so that any entry
+  // of the queue or the log fits, with where it was and why it was refused.
+  await sql`create table if not exists ${sql.id(schema, AUDIT_REFUSED)} (
+      like ${sql.id(schema, AUDIT_LOGS)} including defaults)`.execute(trx);
+  await sql`alter table ${sql.id(schema, AUDIT_REFUSED)}
+      drop column if exists seq, drop column if exists hash,
+      add column if not exists place text, add column if not exists digest text,
+      add column if not exists reason text, add column if not exists refused_at timestamptz not null default now()`.execute(
+    trx,
+  );
   // The roles that may write or read the log may do the same with the queue: an app role granted
   // the log's rights by the owner keeps working when the owner's instance makes the queue.
   const grants = (
@@ -376,7 +418,7 @@ async function createQueue(trx: Kysely<any>, schema: string): Promise<void> {
         else quote_ident(r.rolname) end as grantee, a.privilege_type as privilege
       from pg_class c cross join lateral aclexplode(c.relacl) a left join pg_roles r on r.oid = a.grantee
       where c.oid = to_regclass(${AUDIT_LOGS}) and a.privilege_type in ('INSERT', 'SELECT')
-        and a.grantee <> c.relowner`.execute(trx)
+        and a.grantee <> c.relowner and (a.grantee = 0 or r.oid is not null)`.execute(trx)
   ).rows;
   for (const { grantee, privilege } of grants)
     await sql`grant ${sql.raw(privilege === "INSERT" ? "insert" : "select")} on ${sql.id(schema, AUDIT_PENDING)} to ${sql.raw(grantee)}`.execute(

@@ -45,9 +45,11 @@ export function chainSealer(
   let failing = false;
   // A commit of this instance's that no round has sealed yet (close() seals it).
   let unsealed = false;
+  // close() stopped waiting for its seal: no further call, the database is about to go.
+  let abandoned = false;
 
   const sealAll = async (last = false) => {
-    while (!closed || last) {
+    while ((!closed || last) && !abandoned) {
       const [row] = (await call.execute(db)).rows;
       if (Number(row?.sealed ?? 0) < BATCH) return;
     }
@@ -132,6 +134,7 @@ export function chainSealer(
         }),
       ]);
       clearTimeout(giveUp);
+      abandoned = true;
     },
   };
 }
