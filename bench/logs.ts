@@ -4,10 +4,10 @@
 // no SDK, as crudkit's defaults are), observed (REQUEST_LOGS=on with its stderr, where the JSON lines
 // go, to a file, and METRICS=on), and untraced (TRACING=off). A read by id and a 10-record list,
 // plain vs observed (target ≥ 0.95) and untraced vs plain (target ≥ 0.98), the variants interleaved
-// and their order rotating from round to round. Each round starts its three processes anew, in an
-// order that rotates too: two processes of one configuration differed by up to 12% on reads
-// (measured: the same build, TRACING alone apart, was 5–12% slower started third), which a
-// process kept for every round would weigh on its ratio each time.
+// in slices of a second. Each round starts its three processes anew, in an order that rotates:
+// two processes of one configuration differed by up to 12% on reads (measured: the same build,
+// TRACING alone apart, was 5–12% slower started third), which a process kept for every round
+// would weigh on its ratio each time.
 
 import { readFileSync } from "node:fs";
 import { copyFile, mkdtemp } from "node:fs/promises";
@@ -97,7 +97,12 @@ export async function runLogsBench(options: HttpBenchOptions): Promise<void> {
     try {
       for (const [label, paths] of cases)
         for (const [kind, table] of Object.entries(tables(processes, label, paths))) {
-          const rows = await runTable(table, { ...options, rounds: 1 }, false);
+          // Each variant's --duration seconds as slices of one second, the variants alternating
+          // (off, on, on, off, …). Measured as one block each, off always first, a few seconds of
+          // a busier or quieter machine weighed on one variant: the same configuration twice, in
+          // two processes, measured 0.95–1.02 of itself in 1-second slices, 0.93–1.13 in blocks.
+          const slices = { ...options, duration: 1, rounds: Math.max(1, Math.round(options.duration)) };
+          const rows = await runTable(table, slices, false);
           measured.set(`${label}|${kind}`, [...(measured.get(`${label}|${kind}`) ?? []), rows]);
         }
       const scraped = await fetch(`${processes.observed.url}/api/metrics`, { headers: HEADERS });

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiKey, createResource, crudkit, jsonLogger, type Logger, withId } from "crudkit-api";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { lineSink } from "../src/core/line-sink.ts";
 import { jsonLogger as ownLogger, requestLineOf } from "../src/core/logger.ts";
@@ -445,12 +445,49 @@ describe("request logs", () => {
   it("a burst of multi-byte lines past the first buffer is written byte for byte, in order", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
     const sink = lineSink({ fd: openSync(file, "w") });
-    // About 1.5 MB at once: the buffer grows past its first 64 KiB, characters of 2, 3 and 4 bytes
+    // About 1.5 MB at once: the buffer grows past its first 512 KiB, characters of 2, 3 and 4 bytes
     // land on every offset.
     const lines = Array.from({ length: 6000 }, (_, i) => `${i}:${"é€😀x".repeat(i % 97)}\n`);
     for (const line of lines) sink.write(line);
     await sink.flush();
     expect(readFileSync(file, "utf8")).toBe(lines.join(""));
+  });
+
+  it("request lines wait up to 50 ms for others; a warning brings the write forward to 10 ms; flush writes at once", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "crudkit-log-")), "log.jsonl");
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    try {
+      const sink = lineSink({ fd: openSync(file, "w") });
+      let made = 0;
+      const requestLine = () => {
+        made++;
+        sink.write(`{"msg":"request","n":${made}}\n`);
+      };
+      sink.writeLater!(requestLine);
+      vi.advanceTimersByTime(49);
+      expect(made).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(made).toBe(1);
+      await sink.flush();
+      // A warning while request lines gather: both go out 10 ms after it, not 50 ms after them.
+      sink.writeLater!(requestLine);
+      vi.advanceTimersByTime(20);
+      sink.write('{"level":40,"msg":"warning"}\n');
+      vi.advanceTimersByTime(9);
+      expect(made).toBe(1);
+      vi.advanceTimersByTime(1);
+      expect(made).toBe(2);
+      await sink.flush();
+      // flush() does not wait for the gathering to end.
+      sink.writeLater!(requestLine);
+      await sink.flush();
+      expect(made).toBe(3);
+      expect(readFileSync(file, "utf8")).toBe(
+        '{"msg":"request","n":1}\n{"level":40,"msg":"warning"}\n{"msg":"request","n":2}\n{"msg":"request","n":3}\n',
+      );
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a sink of one's own without writeWith and writeLater gets request lines as texts", () => {

@@ -6,12 +6,23 @@
 
 import { write as writeToFd } from "node:fs";
 
-/** How long a line may wait for others to go out with it. */
+/** How long a line may wait for others to go out with it: a warning, an error, any line of yours. */
 const GATHER_MS = 10;
+/**
+ * How long request lines may wait: a write is a system call and a trip through libuv's thread
+ * pool (about 50 µs of CPU in all, measured on a 2-core machine, against 15 µs written
+ * synchronously), so under load one write per 50 ms instead of per 10 ms is about 0.4 µs less a
+ * request (a CPU profile of the example app at 10,000 requests/s). A line of another kind that
+ * comes meanwhile brings the write forward to its own GATHER_MS.
+ */
+const REQUEST_GATHER_MS = 50;
 /** Queued bytes that go out at once, without waiting for more. */
 const FULL_WRITE = 256 * 1024;
-/** The buffer lines are written into at first; it grows up to the cap while the reader lags. */
-const FIRST_BUFFER = 64 * 1024;
+/**
+ * The buffer lines are written into at first; it grows up to the cap while the reader lags. 50 ms
+ * of request lines at 20,000 requests/s (about 250 bytes each) fit in it.
+ */
+const FIRST_BUFFER = 512 * 1024;
 
 export interface LineSink {
   /** Queues one line (with its newline); never waits. */
@@ -68,10 +79,16 @@ export function lineSink(options: LineSinkOptions = {}): LineSink {
     filling = grown;
     return true;
   };
-  const later = () => {
-    if (writing) return;
+  // The next write's timer; none while a write is under way: its end decides.
+  const next = new NextWrite(() => pump());
+  const later = (wait = GATHER_MS) => {
+    if (writing && !next.pending) return;
+    if (used >= FULL_WRITE) {
+      next.cancel();
+      return pump();
+    }
     writing = true;
-    setTimeout(pump, GATHER_MS);
+    next.within(wait);
   };
   const settle = (sent: typeof filling) => {
     writing = false;
@@ -82,21 +99,9 @@ export function lineSink(options: LineSinkOptions = {}): LineSink {
     // about 1.5 µs a request, measured in a CPU profile of `npm run bench -- --logs`).
     if (used > 0 || dropped > 0 || deferred.size > 0) {
       if (used >= FULL_WRITE || drained.length > 0) return pump();
-      return later();
+      return later(deferred.size > 0 && used === 0 && dropped === 0 ? REQUEST_GATHER_MS : GATHER_MS);
     }
     for (const done of drained.splice(0)) done();
-  };
-  const send = (whole: typeof filling, bytes: Buffer) => {
-    writeToFd(fd, bytes, 0, bytes.length, null, (error, written) => {
-      // A descriptor in non-blocking mode that is full: try again shortly. Any other failure
-      // (closed) drops the chunk: logging must not take the app down.
-      if (error && (error as NodeJS.ErrnoException).code === "EAGAIN") {
-        setTimeout(() => send(whole, bytes), 10).unref();
-        return;
-      }
-      if (!error && written < bytes.length) return send(whole, bytes.subarray(written));
-      settle(whole);
-    });
   };
   const pump = () => {
     writing = true;
@@ -120,7 +125,7 @@ export function lineSink(options: LineSinkOptions = {}): LineSink {
     filling = spare ?? Buffer.allocUnsafe(Math.min(FIRST_BUFFER, maxQueued));
     spare = undefined;
     used = 0;
-    send(whole, bytes);
+    writeFully(fd, bytes, () => settle(whole));
   };
 
   return {
@@ -146,15 +151,69 @@ export function lineSink(options: LineSinkOptions = {}): LineSink {
       // Past `most` (or the buffer's end, where writes go nowhere): its bytes are not trusted.
       if (end - used > most || end > filling.length) dropped++;
       else used = end;
-      later();
+      later(REQUEST_GATHER_MS);
     },
     writeLater(fill) {
       deferred.add(fill);
-      later();
+      later(REQUEST_GATHER_MS);
     },
     flush() {
       if (!writing && used === 0 && dropped === 0 && deferred.size === 0) return Promise.resolve();
-      return new Promise((resolve) => drained.push(resolve));
+      const flushed = new Promise<void>((resolve) => drained.push(resolve));
+      // Waiting lines go out now, not when their gathering ends.
+      if (next.cancel()) pump();
+      return flushed;
     },
   };
+}
+
+/** Writes all of `bytes` to `fd`, then calls `done`; a failure drops them. */
+function writeFully(fd: number, bytes: Buffer, done: () => void): void {
+  writeToFd(fd, bytes, 0, bytes.length, null, (error, written) => {
+    // A descriptor in non-blocking mode that is full: try again shortly. Any other failure
+    // (closed) drops the chunk: logging must not take the app down.
+    if (error && (error as NodeJS.ErrnoException).code === "EAGAIN") {
+      setTimeout(() => writeFully(fd, bytes, done), 10).unref();
+      return;
+    }
+    if (!error && written < bytes.length) return writeFully(fd, bytes.subarray(written), done);
+    done();
+  });
+}
+
+/** The timer of a sink's next write: due after the shortest wait asked for since it was set. */
+class NextWrite {
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #wait = 0;
+  #due = 0;
+
+  constructor(private readonly run: () => void) {}
+
+  get pending(): boolean {
+    return this.#timer !== undefined;
+  }
+
+  /** Runs the write within `wait` ms: now set, or brought forward. */
+  within(wait: number): void {
+    if (this.#timer !== undefined) {
+      // As long a wait as the one that set the timer (the common case): nothing to change,
+      // without reading the clock.
+      if (wait >= this.#wait || this.#due <= Date.now() + wait) return;
+      clearTimeout(this.#timer);
+    }
+    this.#wait = wait;
+    this.#due = Date.now() + wait;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.run();
+    }, wait);
+  }
+
+  /** Clears the timer; whether one was set. */
+  cancel(): boolean {
+    if (this.#timer === undefined) return false;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    return true;
+  }
 }

@@ -3,11 +3,13 @@
 // `jsonLine(info, record, "request")` writes (logger.ts; a test compares the two on hostile texts),
 // made without a text. Made as a text per request, then encoded into the buffer, the lines kept
 // 0.91 of the throughput of no log on a read by id; made this way, 0.94 (the example app served
-// twice by one process, with and without its request log, over HTTP; 6 rounds, 3 runs each). The
-// parts a route fixes (method, template, resource, operation) and the last user id are escaped and
-// encoded once and kept (RouteBytes); numbers are written digit by digit; a request id, a sane
-// token (request-id.ts), is copied character by character, and escaped as JSON when it is not one.
-// A request's line thus goes out after lines logged while it waited (each has its time).
+// twice by one process, with and without its request log, over HTTP; 6 rounds, 3 runs each). What
+// a route and its answer fix is escaped and encoded once and kept (RouteBytes): the method,
+// template and status together; the resource, operation and code; the last user id; and the level
+// with the time of the last millisecond. So a line is five copies of kept bytes, two numbers
+// written digit by digit, and the request id: a sane token (request-id.ts), copied character by
+// character, and escaped as JSON when it is not one. A request's line thus goes out after lines
+// logged while it waited (each has its time).
 
 import type { RequestRecord } from "./http-handler.ts";
 import type { LineSink } from "./line-sink.ts";
@@ -22,30 +24,25 @@ export function requestLineWriter(
   generic: (record: RequestRecord) => void,
 ): (record: RequestRecord) => void {
   const parts = new RouteBytes();
-  const line: LineParts = {
-    time: 0,
-    status: 0,
-    durationMs: 0,
-    bytes: undefined,
-    id: "",
-    head: EMPTY,
-    user: undefined,
-    tail: undefined,
-    code: undefined,
-  };
-  // The records since the sink last wrote, written together just before it writes again.
-  const records: RequestRecord[] = [];
+  const line: LineParts = { start: EMPTY, head: EMPTY, durationMs: 0, id: "", bytes: undefined, end: EMPTY };
+  // The records since the sink last wrote, and their times, written together just before it
+  // writes again. Kept in arrays that stay as long as the longest batch: emptied by `length = 0`,
+  // they were grown again, copy by copy, for every batch (50 ms of requests, line-sink.ts).
+  const records: (RequestRecord | undefined)[] = [];
   const times: number[] = [];
+  let waiting = 0;
   const drain = () => {
-    for (let i = 0; i < records.length; i++) {
+    const count = waiting;
+    waiting = 0;
+    for (let i = 0; i < count; i++) {
+      const record = records[i]!;
+      records[i] = undefined;
       // A record the line cannot be made of (a field that throws, in a record made in code)
       // loses its line, not the others'.
       try {
-        write(records[i]!, times[i]!);
+        write(record, times[i]!);
       } catch {}
     }
-    records.length = 0;
-    times.length = 0;
   };
   const write = (record: RequestRecord, time: number) => {
     // Each field read once: what is checked is what is written.
@@ -63,98 +60,85 @@ export function requestLineWriter(
       (code !== undefined && typeof code !== "string")
     )
       return generic(record);
-    line.time = time;
-    line.status = status;
+    line.start = lineStart(time);
+    line.head = parts.head(route, method, status);
     line.durationMs = durationMs;
-    line.bytes = bytes;
     line.id = requestId;
-    line.head = parts.head(route, method);
-    line.user = userId === undefined ? undefined : parts.user(userId);
-    line.tail =
-      resource !== undefined
-        ? parts.tail(resource, operation)
-        : operation !== undefined
-          ? Buffer.from(`,"operation":${JSON.stringify(operation)}`)
-          : undefined;
-    line.code = code === undefined ? undefined : Buffer.from(`,"code":${JSON.stringify(code)}`);
+    line.bytes = bytes;
+    line.end = parts.end(userId, resource, operation, code);
     const most =
-      FIXED_MOST +
+      line.start.length +
       line.head.length +
-      (line.user?.length ?? 0) +
-      (line.tail?.length ?? 0) +
-      (line.code?.length ?? 0) +
+      line.end.length +
+      FIXED_MOST +
       // A request id's character escaped as JSON is 6 bytes at most (`\u0000`).
       requestId.length * 6;
     sink.writeWith(most, fillLine, line);
   };
   return (record) => {
-    if (records.length === 0) sink.writeLater(drain);
-    records.push(record);
-    times.push(Date.now());
+    if (waiting === 0) sink.writeLater(drain);
+    records[waiting] = record;
+    times[waiting] = Date.now();
+    waiting++;
     // A sink that cannot write (a stalled reader) does not keep records without end: past this
     // many they become lines, which its cap bounds.
-    if (records.length >= MAX_WAITING) drain();
+    if (waiting >= MAX_WAITING) drain();
   };
 }
 
 /** Records kept before their lines are made. */
 const MAX_WAITING = 4096;
 
-/** One line's values and parts, read from its record once: one object for every line. */
+/**
+ * One line's values and parts, read from its record once: one object for every line. A line is
+ * `start` (level and time), `head` (message, method, route, status, and the duration's name), the
+ * duration, the request id, the bytes, and `end` (user, resource, operation, code, the closing
+ * brace): five copies of kept bytes and three numbers or texts written in between.
+ */
 interface LineParts {
-  time: number;
-  status: number;
-  durationMs: number;
-  bytes: number | undefined;
-  id: string;
+  start: Buffer;
   head: Buffer;
-  user: Buffer | undefined;
-  tail: Buffer | undefined;
-  code: Buffer | undefined;
+  durationMs: number;
+  id: string;
+  bytes: number | undefined;
+  end: Buffer;
 }
 
-const EMPTY = Buffer.alloc(0);
-const LEVEL_TIME = Buffer.from('{"level":30,"time":');
-const DURATION = Buffer.from(',"durationMs":');
+const EMPTY: Buffer = Buffer.alloc(0);
 const REQUEST_ID = Buffer.from(',"requestId":"');
-const BYTES = Buffer.from(',"bytes":');
+const ID_END_BYTES = Buffer.from('","bytes":');
 const NULL = "null";
 /**
- * Bytes of every line besides its kept parts and its request id, at most: four numbers of 25
- * characters at most each (`-0.0000012345678901234567`), the closing quote, brace and newline.
+ * Bytes of every line besides its kept parts and its request id, at most: two numbers of 25
+ * characters at most each (`-0.0000012345678901234567`), the request id's opening and closing
+ * texts.
  */
-const FIXED_MOST = LEVEL_TIME.length + DURATION.length + REQUEST_ID.length + BYTES.length + 4 * 25 + 3;
+const FIXED_MOST = REQUEST_ID.length + ID_END_BYTES.length + 2 * 25;
 
 function fillLine(into: Buffer, start: number, line: LineParts): number {
-  let at = copy(into, start, LEVEL_TIME);
-  at = writeAscii(into, at, timeText(line.time));
+  let at = copy(into, start, line.start);
   at = copy(into, at, line.head);
-  at = writeAscii(into, at, Number.isFinite(line.status) ? String(line.status) : NULL);
-  at = copy(into, at, DURATION);
   at = writeMilliseconds(into, at, line.durationMs);
   at = writeRequestId(into, copy(into, at, REQUEST_ID), line.id);
-  if (line.bytes !== undefined) {
-    at = copy(into, at, BYTES);
+  if (line.bytes === undefined)
+    into[at++] = 0x22; // "
+  else {
+    at = copy(into, at, ID_END_BYTES);
     at = writeAscii(into, at, Number.isFinite(line.bytes) ? String(line.bytes) : NULL);
   }
-  if (line.user) at = copy(into, at, line.user);
-  if (line.tail) at = copy(into, at, line.tail);
-  if (line.code) at = copy(into, at, line.code);
-  into[at++] = 0x7d; // }
-  into[at++] = 0x0a; // \n
-  return at;
+  return copy(into, at, line.end);
 }
 
-let lastTime = 0;
-let lastTimeText = "0";
+let lastTime = Number.NaN;
+let lastStart = EMPTY;
 
-/** A time as digits: a request of the same millisecond as the last one reuses its text. */
-function timeText(now: number): string {
+/** `{"level":30,"time":…` for a time: a request of the same millisecond as the last one reuses it. */
+function lineStart(now: number): Buffer {
   if (now !== lastTime) {
     lastTime = now;
-    lastTimeText = String(now);
+    lastStart = Buffer.from(`{"level":30,"time":${Number.isFinite(now) ? now : NULL}`);
   }
-  return lastTimeText;
+  return lastStart;
 }
 
 /**
@@ -173,21 +157,20 @@ function writeAscii(into: Buffer, at: number, text: string): number {
 }
 
 /**
- * The request id and its closing quote. A sane token's characters need no escape; an id that has
- * others (a record made in code) is written as JSON.stringify escapes it.
+ * The request id, without its closing quote. A sane token's characters need no escape; an id that
+ * has others (a record made in code) is written as JSON.stringify escapes it.
  */
 function writeRequestId(into: Buffer, start: number, id: string): number {
   let at = start;
   for (let i = 0; i < id.length; i++) {
     const code = id.charCodeAt(i);
     if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) {
-      // From the opening quote on, the whole id as JSON text (its quotes included).
+      // From the opening quote on, the whole id as JSON text, its closing quote left out.
       const text = JSON.stringify(id);
-      return start - 1 + into.write(text, start - 1, "utf8");
+      return start - 1 + into.write(text, start - 1, "utf8") - 1;
     }
     into[at++] = code;
   }
-  into[at++] = 0x22; // "
   return at;
 }
 
@@ -216,55 +199,82 @@ function writeMilliseconds(into: Buffer, at: number, value: number): number {
 }
 
 /**
- * The parts of request lines that repeat, escaped and encoded once: per route and method,
- * `,"msg":"request","method":…,"route":…,"status":`; per resource and operation, their fields; the
- * last user id's field. Routes are templates and methods a closed set, but a Request made in code
- * may carry any method: past 256 kept parts, the rest are made each time.
+ * The parts of request lines that repeat, escaped and encoded once: per route, method and status,
+ * `,"msg":"request","method":…,"route":…,"status":…,"durationMs":`; and the end of the line after
+ * the bytes, for the last user, resource, operation and code seen. Routes are templates and
+ * methods and statuses closed sets, but a Request or a record made in code may carry any: past
+ * 256 kept heads, the rest are made each time.
  */
 class RouteBytes {
-  #heads = new Map<string, Map<string, Buffer>>();
-  #tails = new Map<string, Map<string | undefined, Buffer>>();
+  #heads = new Map<string, Map<string, Map<number, Buffer>>>();
+  #tails = new Map<string | undefined, Map<string | undefined, Map<string | undefined, Buffer>>>();
   #kept = 0;
   #user: string | undefined;
   #userBytes = EMPTY;
+  #tail = EMPTY;
+  #end = EMPTY;
 
-  head(route: string, method: string): Buffer {
-    const byMethod = this.#heads.get(route);
-    const found = byMethod?.get(method);
+  head(route: string, method: string, status: number): Buffer {
+    const found = this.#heads.get(route)?.get(method)?.get(status);
     if (found !== undefined) return found;
+    // JSON.stringify writes a status that is not finite as null, and -0 as 0 (as String does).
     const bytes = Buffer.from(
-      `,"msg":"request","method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":`,
+      `,"msg":"request","method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":${Number.isFinite(status) ? String(status) : NULL},"durationMs":`,
     );
     if (this.#kept < MAX_KEPT) {
       this.#kept++;
-      if (byMethod) byMethod.set(method, bytes);
-      else this.#heads.set(route, new Map([[method, bytes]]));
+      inner(inner(this.#heads, route), method).set(status, bytes);
     }
     return bytes;
   }
 
-  tail(resource: string, operation: string | undefined): Buffer {
-    const byOperation = this.#tails.get(resource);
-    const found = byOperation?.get(operation);
-    if (found !== undefined) return found;
-    const bytes = Buffer.from(
-      `,"resource":${JSON.stringify(resource)}${operation === undefined ? "" : `,"operation":${JSON.stringify(operation)}`}`,
-    );
-    if (this.#kept < MAX_KEPT) {
-      this.#kept++;
-      if (byOperation) byOperation.set(operation, bytes);
-      else this.#tails.set(resource, new Map([[operation, bytes]]));
+  /**
+   * `,"userId":…,"resource":…,"operation":…,"code":…}` and a newline, each field when given: the
+   * user's field made for the last user seen, the rest kept per resource, operation and code,
+   * and the two joined for the last user and rest.
+   */
+  end(
+    userId: string | undefined,
+    resource: string | undefined,
+    operation: string | undefined,
+    code: string | undefined,
+  ): Buffer {
+    const tail = this.#tailOf(resource, operation, code);
+    if (userId === undefined) return tail;
+    if (userId === this.#user && tail === this.#tail) return this.#end;
+    if (userId !== this.#user) {
+      this.#userBytes = Buffer.from(`,"userId":${JSON.stringify(userId)}`);
+      this.#user = userId;
     }
-    return bytes;
+    this.#tail = tail;
+    this.#end = Buffer.concat([this.#userBytes, tail]);
+    return this.#end;
   }
 
-  user(id: string): Buffer {
-    if (id !== this.#user) {
-      this.#userBytes = Buffer.from(`,"userId":${JSON.stringify(id)}`);
-      this.#user = id;
+  #tailOf(resource: string | undefined, operation: string | undefined, code: string | undefined): Buffer {
+    const found = this.#tails.get(resource)?.get(operation)?.get(code);
+    if (found !== undefined) return found;
+    let text = "";
+    if (resource !== undefined) text += `,"resource":${JSON.stringify(resource)}`;
+    if (operation !== undefined) text += `,"operation":${JSON.stringify(operation)}`;
+    if (code !== undefined) text += `,"code":${JSON.stringify(code)}`;
+    const bytes = Buffer.from(`${text}}\n`);
+    if (this.#kept < MAX_KEPT) {
+      this.#kept++;
+      inner(inner(this.#tails, resource), operation).set(code, bytes);
     }
-    return this.#userBytes;
+    return bytes;
   }
 }
 
 const MAX_KEPT = 256;
+
+/** The map kept under `key` in `outer`, made when missing. */
+function inner<K, V extends Map<unknown, unknown>>(outer: Map<K, V>, key: K): V {
+  let found = outer.get(key);
+  if (!found) {
+    found = new Map() as V;
+    outer.set(key, found);
+  }
+  return found;
+}
