@@ -335,13 +335,15 @@ describe("request logs", () => {
       })),
       { method: "GET", route: "/e", status: 200, durationMs: 1, requestId: "r9", resource: "product" },
       { method: "GET", route: "/e", status: 200, durationMs: 1, requestId: "r9", operation: "read" },
-      // More methods and routes than are kept: the rest are escaped on each line.
-      ...Array.from({ length: 300 }, (_, i) => ({
+      // More methods, routes, resources and users than are kept: the rest are escaped on each
+      // line, and the users kept are let go and kept again.
+      ...Array.from({ length: 2100 }, (_, i) => ({
         method: `M${i}`,
         route: `/f/${i}`,
         status: 200,
         durationMs: 1,
         requestId: "r10",
+        userId: `u${i % 1500}`,
         resource: `r${i}`,
         operation: "read",
       })),

@@ -5,8 +5,8 @@
 // 0.91 of the throughput of no log on a read by id; made this way, 0.94 (the example app served
 // twice by one process, with and without its request log, over HTTP; 6 rounds, 3 runs each). What
 // a route and its answer fix is escaped and encoded once and kept (RouteBytes): the method,
-// template and status together; the resource, operation and code; the last user id; and the level
-// with the time of the last millisecond. So a line is five copies of kept bytes, two numbers
+// template and status together; the resource, operation and code; each user id; and the level
+// with the time of the last millisecond. So a line is six copies of kept bytes, two numbers
 // written digit by digit, and the request id: a sane token (request-id.ts), copied character by
 // character, and escaped as JSON when it is not one. A request's line thus goes out after lines
 // logged while it waited (each has its time).
@@ -24,7 +24,15 @@ export function requestLineWriter(
   generic: (record: RequestRecord) => void,
 ): (record: RequestRecord) => void {
   const parts = new RouteBytes();
-  const line: LineParts = { start: EMPTY, head: EMPTY, durationMs: 0, id: "", bytes: undefined, end: EMPTY };
+  const line: LineParts = {
+    start: EMPTY,
+    head: EMPTY,
+    durationMs: 0,
+    id: "",
+    bytes: undefined,
+    user: EMPTY,
+    end: EMPTY,
+  };
   // The records since the sink last wrote, and their times, written together just before it
   // writes again. Kept in arrays that stay as long as the longest batch: emptied by `length = 0`,
   // they were grown again, copy by copy, for every batch (50 ms of requests, line-sink.ts).
@@ -65,10 +73,12 @@ export function requestLineWriter(
     line.durationMs = durationMs;
     line.id = requestId;
     line.bytes = bytes;
-    line.end = parts.end(userId, resource, operation, code);
+    line.user = userId === undefined ? EMPTY : parts.user(userId);
+    line.end = parts.end(resource, operation, code);
     const most =
       line.start.length +
       line.head.length +
+      line.user.length +
       line.end.length +
       FIXED_MOST +
       // A request id's character escaped as JSON is 6 bytes at most (`\u0000`).
@@ -92,8 +102,9 @@ const MAX_WAITING = 4096;
 /**
  * One line's values and parts, read from its record once: one object for every line. A line is
  * `start` (level and time), `head` (message, method, route, status, and the duration's name), the
- * duration, the request id, the bytes, and `end` (user, resource, operation, code, the closing
- * brace): five copies of kept bytes and three numbers or texts written in between.
+ * duration, the request id, the bytes, `user` (the user id's field, or nothing) and `end`
+ * (resource, operation, code, the closing brace): six copies of kept bytes and three numbers or
+ * texts written in between.
  */
 interface LineParts {
   start: Buffer;
@@ -101,6 +112,7 @@ interface LineParts {
   durationMs: number;
   id: string;
   bytes: number | undefined;
+  user: Buffer;
   end: Buffer;
 }
 
@@ -126,7 +138,7 @@ function fillLine(into: Buffer, start: number, line: LineParts): number {
     at = copy(into, at, ID_END_BYTES);
     at = writeAscii(into, at, Number.isFinite(line.bytes) ? String(line.bytes) : NULL);
   }
-  return copy(into, at, line.end);
+  return copy(into, copy(into, at, line.user), line.end);
 }
 
 let lastTime = Number.NaN;
@@ -200,19 +212,18 @@ function writeMilliseconds(into: Buffer, at: number, value: number): number {
 
 /**
  * The parts of request lines that repeat, escaped and encoded once: per route, method and status,
- * `,"msg":"request","method":…,"route":…,"status":…,"durationMs":`; and the end of the line after
- * the bytes, for the last user, resource, operation and code seen. Routes are templates and
- * methods and statuses closed sets, but a Request or a record made in code may carry any: past
- * 256 kept heads, the rest are made each time.
+ * `,"msg":"request","method":…,"route":…,"status":…,"durationMs":`; per user, `,"userId":…`; per
+ * resource, operation and code, the rest of the line. Routes are templates and methods and
+ * statuses closed sets, but a Request or a record made in code may carry any: past MAX_HEADS
+ * heads and MAX_TAILS ends, the rest are made each time. Users are many: the last MAX_USERS are
+ * kept, the whole set let go when it is full.
  */
 class RouteBytes {
   #heads = new Map<string, Map<string, Map<number, Buffer>>>();
+  #headsKept = 0;
   #tails = new Map<string | undefined, Map<string | undefined, Map<string | undefined, Buffer>>>();
-  #kept = 0;
-  #user: string | undefined;
-  #userBytes = EMPTY;
-  #tail = EMPTY;
-  #end = EMPTY;
+  #tailsKept = 0;
+  #users = new Map<string, Buffer>();
 
   head(route: string, method: string, status: number): Buffer {
     const found = this.#heads.get(route)?.get(method)?.get(status);
@@ -221,37 +232,25 @@ class RouteBytes {
     const bytes = Buffer.from(
       `,"msg":"request","method":${JSON.stringify(method)},"route":${JSON.stringify(route)},"status":${Number.isFinite(status) ? String(status) : NULL},"durationMs":`,
     );
-    if (this.#kept < MAX_KEPT) {
-      this.#kept++;
+    if (this.#headsKept < MAX_HEADS) {
+      this.#headsKept++;
       inner(inner(this.#heads, route), method).set(status, bytes);
     }
     return bytes;
   }
 
-  /**
-   * `,"userId":…,"resource":…,"operation":…,"code":…}` and a newline, each field when given: the
-   * user's field made for the last user seen, the rest kept per resource, operation and code,
-   * and the two joined for the last user and rest.
-   */
-  end(
-    userId: string | undefined,
-    resource: string | undefined,
-    operation: string | undefined,
-    code: string | undefined,
-  ): Buffer {
-    const tail = this.#tailOf(resource, operation, code);
-    if (userId === undefined) return tail;
-    if (userId === this.#user && tail === this.#tail) return this.#end;
-    if (userId !== this.#user) {
-      this.#userBytes = Buffer.from(`,"userId":${JSON.stringify(userId)}`);
-      this.#user = userId;
+  user(userId: string): Buffer {
+    let bytes = this.#users.get(userId);
+    if (bytes === undefined) {
+      if (this.#users.size >= MAX_USERS) this.#users.clear();
+      bytes = Buffer.from(`,"userId":${JSON.stringify(userId)}`);
+      this.#users.set(userId, bytes);
     }
-    this.#tail = tail;
-    this.#end = Buffer.concat([this.#userBytes, tail]);
-    return this.#end;
+    return bytes;
   }
 
-  #tailOf(resource: string | undefined, operation: string | undefined, code: string | undefined): Buffer {
+  /** `,"resource":…,"operation":…,"code":…}` and a newline, each field when given. */
+  end(resource: string | undefined, operation: string | undefined, code: string | undefined): Buffer {
     const found = this.#tails.get(resource)?.get(operation)?.get(code);
     if (found !== undefined) return found;
     let text = "";
@@ -259,15 +258,23 @@ class RouteBytes {
     if (operation !== undefined) text += `,"operation":${JSON.stringify(operation)}`;
     if (code !== undefined) text += `,"code":${JSON.stringify(code)}`;
     const bytes = Buffer.from(`${text}}\n`);
-    if (this.#kept < MAX_KEPT) {
-      this.#kept++;
+    if (this.#tailsKept < MAX_TAILS) {
+      this.#tailsKept++;
       inner(inner(this.#tails, resource), operation).set(code, bytes);
     }
     return bytes;
   }
 }
 
-const MAX_KEPT = 256;
+/**
+ * Heads kept: about 100 bytes each. An app's routes times the statuses each answers (200, 304,
+ * 404, 409, 422, …), with room for made-up methods on unmatched paths.
+ */
+const MAX_HEADS = 2048;
+/** Ends kept: resources times operations times error codes. */
+const MAX_TAILS = 1024;
+/** User ids' fields kept. */
+const MAX_USERS = 1024;
 
 /** The map kept under `key` in `outer`, made when missing. */
 function inner<K, V extends Map<unknown, unknown>>(outer: Map<K, V>, key: K): V {
