@@ -271,16 +271,30 @@ describe("request logs", () => {
       { method: "M\u00e9", route: "/a", status: 200, durationMs: 0.1234567, requestId: "r4" },
       // Request ids a Request made in code may carry (the HTTP path keeps sane tokens only), and
       // a route and user of characters past ASCII: escaped as JSON.stringify escapes them.
-      ...['a"b', "a\\b", "nul\u0000", "line\nbreak", "é", "\u2028", "\ud800", "😀", "~", "\u007f", ""].map(
-        (requestId) => ({
-          method: "GET",
-          route: "/é/😀",
-          status: 200,
-          durationMs: 2,
-          requestId,
-          userId: "ü",
-        }),
-      ),
+      ...[
+        'a"b',
+        "a\\b",
+        "nul\u0000",
+        "line\nbreak",
+        "é",
+        "\u2028",
+        "\ud800",
+        "😀",
+        "~",
+        "\u007f",
+        "",
+        // One past the longest id kept as bytes while its line waits (kept as text), then the
+        // longest, whose bytes would land on the first one's end if its slot were too short.
+        "a".repeat(129),
+        "b".repeat(128),
+      ].map((requestId) => ({
+        method: "GET",
+        route: "/é/😀",
+        status: 200,
+        durationMs: 2,
+        requestId,
+        userId: "ü",
+      })),
       { method: "GET", route: "/g", status: 200.5, durationMs: 1, requestId: "r11", bytes: 1e21 },
       {
         method: "GET",
@@ -290,6 +304,14 @@ describe("request logs", () => {
         requestId: "r12",
         bytes: -3,
       },
+      ...[0, -0, 1.5, 2 ** 53].map((bytes) => ({
+        method: "GET",
+        route: "/g",
+        status: 200,
+        durationMs: 1,
+        requestId: "r13",
+        bytes,
+      })),
       // Durations as recordOf rounds them, written from integers: every shape of fraction.
       ...[
         0,

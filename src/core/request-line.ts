@@ -6,10 +6,12 @@
 // twice by one process, with and without its request log, over HTTP; 6 rounds, 3 runs each). What
 // a route and its answer fix is escaped and encoded once and kept (RouteBytes): the method,
 // template and status together; the resource, operation and code; each user id; and the level
-// with the time of the last millisecond. So a line is six copies of kept bytes, two numbers
-// written digit by digit, and the request id: a sane token (request-id.ts), copied character by
-// character, and escaped as JSON when it is not one. A request's line thus goes out after lines
-// logged while it waited (each has its time).
+// with the time of the last millisecond. When a request is answered, its line waits as those kept
+// parts, its numbers and its request id's bytes (a sane token, request-id.ts), in arrays kept from
+// batch to batch (WaitingLines); a record that does not fit waits as itself and is escaped as
+// JSON when its line is made. So a line is six copies of kept bytes, two numbers written digit by
+// digit, and the id's bytes. A request's line thus goes out after lines logged while it waited
+// (each has its time).
 
 import type { RequestRecord } from "./http-handler.ts";
 import type { LineSink } from "./line-sink.ts";
@@ -24,34 +26,41 @@ export function requestLineWriter(
   generic: (record: RequestRecord) => void,
 ): (record: RequestRecord) => void {
   const parts = new RouteBytes();
-  const line: LineParts = {
-    start: EMPTY,
-    head: EMPTY,
-    durationMs: 0,
-    id: "",
-    bytes: undefined,
-    user: EMPTY,
-    end: EMPTY,
-  };
-  // The records since the sink last wrote, and their times, written together just before it
-  // writes again. Kept in arrays that stay as long as the longest batch: emptied by `length = 0`,
-  // they were grown again, copy by copy, for every batch (50 ms of requests, line-sink.ts).
-  const records: (RequestRecord | undefined)[] = [];
-  const times: number[] = [];
-  let waiting = 0;
+  const line: KeptLine = { ...noParts(), ids: EMPTY, slot: 0, idLength: 0 };
+  const oddLine: OddLine = { ...noParts(), text: "" };
+  // The lines since the sink last wrote, made together just before it writes again. Each waits
+  // as its kept parts and numbers (WaitingLines), not as its record: a record kept up to 50 ms
+  // outlived the young generation's collections, which copied it and then moved it to the old
+  // one (about 0.5 µs a request more collecting, measured with --trace-gc at 10,000 requests/s).
+  const waiting = new WaitingLines();
   const drain = () => {
-    const count = waiting;
-    waiting = 0;
+    const count = waiting.count;
+    waiting.count = 0;
     for (let i = 0; i < count; i++) {
-      const record = records[i]!;
-      records[i] = undefined;
-      // A record the line cannot be made of (a field that throws, in a record made in code)
-      // loses its line, not the others'.
-      try {
-        write(record, times[i]!);
-      } catch {}
+      const odd = waiting.odd[i];
+      if (odd !== undefined) {
+        waiting.odd[i] = undefined;
+        // A record the line cannot be made of (a field that throws, in a record made in code)
+        // loses its line, not the others'.
+        try {
+          write(odd, waiting.times[i]!);
+        } catch {}
+        continue;
+      }
+      line.start = lineStart(waiting.times[i]!);
+      line.head = waiting.heads[i]!;
+      line.durationMs = waiting.durations[i]!;
+      line.slot = i;
+      line.ids = waiting.ids;
+      line.idLength = waiting.idLengths[i]!;
+      const bytes = waiting.bytes[i]!;
+      line.bytes = bytes < 0 ? undefined : bytes;
+      line.user = waiting.users[i]!;
+      line.end = waiting.ends[i]!;
+      sink.writeWith(lineMost(line) + line.idLength, fillLine, line);
     }
   };
+  /** A record's line the slow way: any field of any type, an id that needs escaping. */
   const write = (record: RequestRecord, time: number) => {
     // Each field read once: what is checked is what is written.
     const { method, route, status, durationMs, requestId, bytes, userId, resource, operation, code } = record;
@@ -68,52 +77,148 @@ export function requestLineWriter(
       (code !== undefined && typeof code !== "string")
     )
       return generic(record);
-    line.start = lineStart(time);
-    line.head = parts.head(route, method, status);
-    line.durationMs = durationMs;
-    line.id = requestId;
-    line.bytes = bytes;
-    line.user = userId === undefined ? EMPTY : parts.user(userId);
-    line.end = parts.end(resource, operation, code);
-    const most =
-      line.start.length +
-      line.head.length +
-      line.user.length +
-      line.end.length +
-      FIXED_MOST +
-      // A request id's character escaped as JSON is 6 bytes at most (`\u0000`).
-      requestId.length * 6;
-    sink.writeWith(most, fillLine, line);
+    const odd = oddLine;
+    odd.start = lineStart(time);
+    odd.head = parts.head(route, method, status);
+    odd.durationMs = durationMs;
+    odd.text = requestId;
+    odd.bytes = bytes;
+    odd.user = userId === undefined ? EMPTY : parts.user(userId);
+    odd.end = parts.end(resource, operation, code);
+    // A request id's character escaped as JSON is 6 bytes at most (`\u0000`).
+    sink.writeWith(lineMost(odd) + requestId.length * 6, fillOddLine, odd);
+  };
+  const keep = (record: RequestRecord, i: number): boolean => {
+    // Each field read once: what is checked is what is kept.
+    const { method, route, status, durationMs, requestId, bytes, userId, resource, operation, code } = record;
+    if (
+      typeof method === "string" &&
+      typeof route === "string" &&
+      typeof status === "number" &&
+      typeof durationMs === "number" &&
+      typeof requestId === "string" &&
+      (bytes === undefined || (typeof bytes === "number" && Number.isSafeInteger(bytes) && bytes >= 0)) &&
+      (userId === undefined || typeof userId === "string") &&
+      (resource === undefined || typeof resource === "string") &&
+      (operation === undefined || typeof operation === "string") &&
+      (code === undefined || typeof code === "string") &&
+      waiting.keepId(i, requestId)
+    ) {
+      waiting.heads[i] = parts.head(route, method, status);
+      waiting.durations[i] = durationMs;
+      waiting.bytes[i] = bytes ?? -1;
+      waiting.users[i] = userId === undefined ? EMPTY : parts.user(userId);
+      waiting.ends[i] = parts.end(resource, operation, code);
+      return true;
+    }
+    return false;
   };
   return (record) => {
-    if (waiting === 0) sink.writeLater(drain);
-    records[waiting] = record;
-    times[waiting] = Date.now();
-    waiting++;
-    // A sink that cannot write (a stalled reader) does not keep records without end: past this
-    // many they become lines, which its cap bounds.
-    if (waiting >= MAX_WAITING) drain();
+    if (waiting.count === 0) sink.writeLater(drain);
+    const i = waiting.reserve();
+    waiting.times[i] = Date.now();
+    let kept = false;
+    try {
+      kept = keep(record, i);
+    } catch {}
+    // Made from the record itself, at the write (a field that throws loses this line only).
+    if (!kept) waiting.odd[i] = record;
+    // A sink that cannot write (a stalled reader) does not keep lines without end: past this
+    // many they are made, which its cap bounds.
+    if (waiting.count >= MAX_WAITING) drain();
   };
 }
 
-/** Records kept before their lines are made. */
+/** Lines kept before they are made. */
 const MAX_WAITING = 4096;
+/** The longest request id kept as bytes: a sane token's (request-id.ts). */
+const KEPT_ID = 128;
 
 /**
- * One line's values and parts, read from its record once: one object for every line. A line is
- * `start` (level and time), `head` (message, method, route, status, and the duration's name), the
- * duration, the request id, the bytes, `user` (the user id's field, or nothing) and `end`
- * (resource, operation, code, the closing brace): six copies of kept bytes and three numbers or
- * texts written in between.
+ * Lines waiting for the sink's next write, slot by slot: their time, kept parts and numbers, and
+ * their request id's bytes, in arrays kept from batch to batch. A line of a record that does not
+ * fit (a field of another type, an id to escape, a record made in code) waits as the record.
+ */
+class WaitingLines {
+  count = 0;
+  times = new Float64Array(FIRST_SLOTS);
+  durations = new Float64Array(FIRST_SLOTS);
+  /** -1: the record gave none. */
+  bytes = new Float64Array(FIRST_SLOTS);
+  ids = Buffer.alloc(FIRST_SLOTS * KEPT_ID);
+  idLengths = new Uint8Array(FIRST_SLOTS);
+  heads: Buffer[] = [];
+  users: Buffer[] = [];
+  ends: Buffer[] = [];
+  odd: (RequestRecord | undefined)[] = [];
+
+  /** The next slot, the arrays grown when full. */
+  reserve(): number {
+    const i = this.count++;
+    if (i === this.times.length) {
+      const size = Math.min(MAX_WAITING, i * 2);
+      this.times = grown(this.times, new Float64Array(size));
+      this.durations = grown(this.durations, new Float64Array(size));
+      this.bytes = grown(this.bytes, new Float64Array(size));
+      this.ids = grown(this.ids, Buffer.alloc(size * KEPT_ID));
+      this.idLengths = grown(this.idLengths, new Uint8Array(size));
+    }
+    this.odd[i] = undefined;
+    return i;
+  }
+
+  /** Keeps `id`'s bytes in slot `i` when it is a sane token; false when it must wait as text. */
+  keepId(i: number, id: string): boolean {
+    if (id.length > KEPT_ID) return false;
+    const { ids } = this;
+    const from = i * KEPT_ID;
+    for (let k = 0; k < id.length; k++) {
+      const code = id.charCodeAt(k);
+      if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) return false;
+      ids[from + k] = code;
+    }
+    this.idLengths[i] = id.length;
+    return true;
+  }
+}
+
+/** Slots at first: a batch of 50 ms at 5,000 requests a second. */
+const FIRST_SLOTS = 256;
+
+function grown<T extends Float64Array | Uint8Array>(from: T, into: T): T {
+  into.set(from);
+  return into;
+}
+
+/**
+ * The values and parts of a line: `start` (level and time), `head` (message, method, route,
+ * status, and the duration's name), the duration, the request id, the bytes, `user` (the user id's
+ * field, or nothing) and `end` (resource, operation, code, the closing brace). One object for
+ * every line, filled anew for each: six copies of kept bytes and three numbers or texts between.
  */
 interface LineParts {
   start: Buffer;
   head: Buffer;
   durationMs: number;
-  id: string;
   bytes: number | undefined;
   user: Buffer;
   end: Buffer;
+}
+
+/** A line whose request id waits as bytes, in slot `slot` of `ids`. */
+interface KeptLine extends LineParts {
+  ids: Buffer;
+  slot: number;
+  idLength: number;
+}
+
+/** A line made from its record: its request id a text, escaped when it must be. */
+interface OddLine extends LineParts {
+  text: string;
+}
+
+function noParts(): LineParts {
+  return { start: EMPTY, head: EMPTY, durationMs: 0, bytes: undefined, user: EMPTY, end: EMPTY };
 }
 
 const EMPTY: Buffer = Buffer.alloc(0);
@@ -127,11 +232,35 @@ const NULL = "null";
  */
 const FIXED_MOST = REQUEST_ID.length + ID_END_BYTES.length + 2 * 25;
 
-function fillLine(into: Buffer, start: number, line: LineParts): number {
+/** A line's length at most, its request id aside. */
+function lineMost(line: LineParts): number {
+  return line.start.length + line.head.length + line.user.length + line.end.length + FIXED_MOST;
+}
+
+function fillLine(into: Buffer, start: number, line: KeptLine): number {
+  const at = fillHead(into, start, line);
+  const { ids, idLength } = line;
+  const from = line.slot * KEPT_ID;
+  // A loop, for 20 to 40 bytes: no call into the runtime, no view made.
+  for (let i = 0; i < idLength; i++) into[at + i] = ids[from + i]!;
+  return fillTail(into, at + idLength, line);
+}
+
+function fillOddLine(into: Buffer, start: number, line: OddLine): number {
+  return fillTail(into, writeRequestId(into, fillHead(into, start, line), line.text), line);
+}
+
+/** The line up to its request id's opening quote. */
+function fillHead(into: Buffer, start: number, line: LineParts): number {
   let at = copy(into, start, line.start);
   at = copy(into, at, line.head);
   at = writeMilliseconds(into, at, line.durationMs);
-  at = writeRequestId(into, copy(into, at, REQUEST_ID), line.id);
+  return copy(into, at, REQUEST_ID);
+}
+
+/** The line from its request id's closing quote. */
+function fillTail(into: Buffer, start: number, line: LineParts): number {
+  let at = start;
   if (line.bytes === undefined)
     into[at++] = 0x22; // "
   else {
