@@ -7,11 +7,12 @@
 // in slices of a second. Each round starts its three processes anew, in an order that rotates:
 // two processes of one configuration differed by up to 12% on reads (measured: the same build,
 // TRACING alone apart, was 5–12% slower started third), which a process kept for every round
-// would weigh on its ratio each time.
+// would weigh on its ratio each time. The servers run on one CPU (serverCpu).
 
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { copyFile, mkdtemp } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type HttpBenchOptions, printRows, type Row, runTable, seed, type Table } from "./http.ts";
 import { HEADERS, start, stop, type Target } from "./servers.ts";
@@ -36,6 +37,7 @@ export async function runLogsBench(options: HttpBenchOptions): Promise<void> {
     return own;
   };
   type Processes = Record<"plain" | "observed" | "untraced", Target>;
+  const cpu = serverCpu();
   const configs = {
     plain: { ...common, requestLogs: "off" },
     observed: { ...common, requestLogs: "on", metrics: "on", stderrFile: logFile },
@@ -46,7 +48,7 @@ export async function runLogsBench(options: HttpBenchOptions): Promise<void> {
     const started: Partial<Processes> = {};
     for (let i = 0; i < names.length; i++) {
       const name = names[(i + round) % names.length]!;
-      started[name] = await start("api", "examples/server.ts", await copy(), configs[name]);
+      started[name] = await start("api", "examples/server.ts", await copy(), { ...configs[name], cpu });
     }
     return started as Processes;
   };
@@ -87,7 +89,8 @@ export async function runLogsBench(options: HttpBenchOptions): Promise<void> {
   const [load1] = loadavg();
   console.log(
     `\ncrudkit operations bench (issue 44): the example API on SQLite, AUDIT=off CACHE=off REALTIME=off; ${count} products; ` +
-      `${options.connections} connections, ${options.duration}s x ${options.rounds} rounds, each round on new processes; load average before: ${load1!.toFixed(2)}`,
+      `${options.connections} connections, ${options.duration}s x ${options.rounds} rounds, each round on new processes; ` +
+      `${cpu === undefined ? "servers on any CPU" : `servers on CPU ${cpu} only`}; load average before: ${load1!.toFixed(2)}`,
   );
   // Rows of every round, by case and table: averaged at the end.
   const measured = new Map<string, Row[][]>();
@@ -138,6 +141,26 @@ export async function runLogsBench(options: HttpBenchOptions): Promise<void> {
       `${lines.length.toLocaleString("en-US")} request lines written, ${scrape.series} samples in a scrape (${scrape.status})`,
   );
   console.log(`tracing API without an SDK / tracing off: ${ratios.tracing.join(", ")} (target ≥ 0.98)`);
+}
+
+/**
+ * The CPU each measured server runs on, all its threads; the load generator runs where the
+ * scheduler puts it (the other CPU, mostly). Left to the scheduler, a server's main thread shared
+ * a CPU with the load for a while now and then: one process answered about 9,000 or about 16,000
+ * reads a second from one 1-second slice to the next, and the rounds' ratios spread from 0.89 to
+ * 1.09. Pinned, two processes of one setup measured 1.00–1.02 of each other, round by round (both
+ * measured on this project's 2-CPU machine). The server's helper threads (libuv's pool writing
+ * its log, the garbage collector's) share its CPU, so their work counts. Undefined where a CPU
+ * cannot be given (not Linux, one CPU, no `taskset`).
+ */
+function serverCpu(): number | undefined {
+  if (process.platform !== "linux" || availableParallelism() < 2) return undefined;
+  try {
+    execFileSync("taskset", ["--cpu-list", "0", "true"], { stdio: "ignore" });
+    return 0;
+  } catch {
+    return undefined;
+  }
 }
 
 function average(values: number[]): number {

@@ -75,6 +75,8 @@ export interface StartOptions {
   tracing?: "on" | "off";
   /** Where the server's stderr goes, instead of the bench's own (request logs go there). */
   stderrFile?: string;
+  /** The one CPU the server runs on, all its threads (`taskset`; see bench/logs.ts). @default any */
+  cpu?: number;
 }
 
 /** The secret the bench's webhooks are signed with. */
@@ -100,10 +102,13 @@ export async function start(
     metrics = "off",
     tracing = "on",
     stderrFile,
+    cpu,
   }: StartOptions = {},
 ): Promise<Target> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  const node = [process.execPath, "--import", "tsx", script];
+  const command = cpu === undefined ? node : ["taskset", "--cpu-list", String(cpu), ...node];
+  const child = spawn(command[0]!, command.slice(1), {
     env: {
       ...process.env,
       PORT: String(port),
