@@ -283,10 +283,12 @@ describe("request logs", () => {
         "~",
         "\u007f",
         "",
-        // One past the longest id kept as bytes while its line waits (kept as text), then the
-        // longest, whose bytes would land on the first one's end if its slot were too short.
+        // One past the longest id kept as bytes while its line waits (it waits as text), the
+        // longest, then a short one in the next slot: were a slot shorter than the longest id,
+        // the next one's bytes would overwrite the longest one's end.
         "a".repeat(129),
         "b".repeat(128),
+        "c",
       ].map((requestId) => ({
         method: "GET",
         route: "/é/😀",
@@ -343,7 +345,7 @@ describe("request logs", () => {
         requestId: "r7",
         userId: 42 as unknown as string,
       },
-      // The texts kept per route and for the last user: a route under two methods, user ids that
+      // The texts kept per route and per user: a route under two methods, user ids that
       // alternate, a resource without an operation and an operation without a resource.
       ...["a", "b", "a", 'a"', "a"].map((userId, i) => ({
         method: i % 2 ? "POST" : "GET",

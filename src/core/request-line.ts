@@ -8,10 +8,11 @@
 // template and status together; the resource, operation and code; each user id; and the level
 // with the time of the last millisecond. When a request is answered, its line waits as those kept
 // parts, its numbers and its request id's bytes (a sane token, request-id.ts), in arrays kept from
-// batch to batch (WaitingLines); a record that does not fit waits as itself and is escaped as
-// JSON when its line is made. So a line is six copies of kept bytes, two numbers written digit by
-// digit, and the id's bytes. A request's line thus goes out after lines logged while it waited
-// (each has its time).
+// batch to batch (WaitingLines): its fields are read once, when the request is answered. A
+// record that does not fit waits as itself, and is read again and escaped as JSON when its line
+// is made. So a line is six copies of kept bytes, two numbers written digit by digit, and the
+// id's bytes. A request's line thus goes out after lines logged while it waited (each has its
+// time).
 
 import type { RequestRecord } from "./http-handler.ts";
 import type { LineSink } from "./line-sink.ts";
@@ -37,30 +38,24 @@ export function requestLineWriter(
     const count = waiting.count;
     waiting.count = 0;
     for (let i = 0; i < count; i++) {
-      const odd = waiting.odd[i];
-      if (odd !== undefined) {
-        waiting.odd[i] = undefined;
-        // A record the line cannot be made of (a field that throws, in a record made in code)
-        // loses its line, not the others'.
-        try {
+      // A line that cannot be made (a field that throws, in a record made in code; a sink of
+      // your own that throws) is lost, not the others'.
+      try {
+        const odd = waiting.odd[i];
+        if (odd === undefined) {
+          waiting.take(i, line);
+          sink.writeWith(lineMost(line) + line.idLength, fillLine, line);
+        } else {
+          waiting.odd[i] = undefined;
           write(odd, waiting.times[i]!);
-        } catch {}
-        continue;
-      }
-      line.start = lineStart(waiting.times[i]!);
-      line.head = waiting.heads[i]!;
-      line.durationMs = waiting.durations[i]!;
-      line.slot = i;
-      line.ids = waiting.ids;
-      line.idLength = waiting.idLengths[i]!;
-      const bytes = waiting.bytes[i]!;
-      line.bytes = bytes < 0 ? undefined : bytes;
-      line.user = waiting.users[i]!;
-      line.end = waiting.ends[i]!;
-      sink.writeWith(lineMost(line) + line.idLength, fillLine, line);
+        }
+      } catch {}
     }
   };
-  /** A record's line the slow way: any field of any type, an id that needs escaping. */
+  /**
+   * A record's line the slow way: any field of any type, an id that needs escaping. Its fields are
+   * read again here, when the line is made.
+   */
   const write = (record: RequestRecord, time: number) => {
     // Each field read once: what is checked is what is written.
     const { method, route, status, durationMs, requestId, bytes, userId, resource, operation, code } = record;
@@ -88,10 +83,11 @@ export function requestLineWriter(
     // A request id's character escaped as JSON is 6 bytes at most (`\u0000`).
     sink.writeWith(lineMost(odd) + requestId.length * 6, fillOddLine, odd);
   };
-  const keep = (record: RequestRecord, i: number): boolean => {
+  /** Keeps `record`'s line in the next slot, its fields read first: a getter runs before any slot changes. */
+  const keep = (record: RequestRecord) => {
     // Each field read once: what is checked is what is kept.
     const { method, route, status, durationMs, requestId, bytes, userId, resource, operation, code } = record;
-    if (
+    const fits =
       typeof method === "string" &&
       typeof route === "string" &&
       typeof status === "number" &&
@@ -101,28 +97,26 @@ export function requestLineWriter(
       (userId === undefined || typeof userId === "string") &&
       (resource === undefined || typeof resource === "string") &&
       (operation === undefined || typeof operation === "string") &&
-      (code === undefined || typeof code === "string") &&
-      waiting.keepId(i, requestId)
-    ) {
-      waiting.heads[i] = parts.head(route, method, status);
-      waiting.durations[i] = durationMs;
-      waiting.bytes[i] = bytes ?? -1;
-      waiting.users[i] = userId === undefined ? EMPTY : parts.user(userId);
-      waiting.ends[i] = parts.end(resource, operation, code);
-      return true;
+      (code === undefined || typeof code === "string");
+    const i = waiting.reserve(Date.now());
+    if (!fits || !waiting.keepId(i, requestId)) {
+      waiting.odd[i] = record;
+      return;
     }
-    return false;
+    waiting.heads[i] = parts.head(route, method, status);
+    waiting.durations[i] = durationMs;
+    waiting.bytes[i] = bytes ?? -1;
+    waiting.users[i] = userId === undefined ? EMPTY : parts.user(userId);
+    waiting.ends[i] = parts.end(resource, operation, code);
   };
   return (record) => {
     if (waiting.count === 0) sink.writeLater(drain);
-    const i = waiting.reserve();
-    waiting.times[i] = Date.now();
-    let kept = false;
     try {
-      kept = keep(record, i);
-    } catch {}
-    // Made from the record itself, at the write (a field that throws loses this line only).
-    if (!kept) waiting.odd[i] = record;
+      keep(record);
+    } catch {
+      // A field that throws: its line is made from the record at the write, and is lost there.
+      waiting.odd[waiting.reserve(Date.now())] = record;
+    }
     // A sink that cannot write (a stalled reader) does not keep lines without end: past this
     // many they are made, which its cap bounds.
     if (waiting.count >= MAX_WAITING) drain();
@@ -137,7 +131,8 @@ const KEPT_ID = 128;
 /**
  * Lines waiting for the sink's next write, slot by slot: their time, kept parts and numbers, and
  * their request id's bytes, in arrays kept from batch to batch. A line of a record that does not
- * fit (a field of another type, an id to escape, a record made in code) waits as the record.
+ * fit waits as the record: a field of another type or one that throws, an id to escape or longer
+ * than 128 characters, bytes that are not a non-negative integer (records made in code).
  */
 class WaitingLines {
   count = 0;
@@ -152,8 +147,8 @@ class WaitingLines {
   ends: Buffer[] = [];
   odd: (RequestRecord | undefined)[] = [];
 
-  /** The next slot, the arrays grown when full. */
-  reserve(): number {
+  /** The next slot, for a line of `time`, the arrays grown when full. */
+  reserve(time: number): number {
     const i = this.count++;
     if (i === this.times.length) {
       const size = Math.min(MAX_WAITING, i * 2);
@@ -164,6 +159,7 @@ class WaitingLines {
       this.idLengths = grown(this.idLengths, new Uint8Array(size));
     }
     this.odd[i] = undefined;
+    this.times[i] = time;
     return i;
   }
 
@@ -180,6 +176,22 @@ class WaitingLines {
     this.idLengths[i] = id.length;
     return true;
   }
+
+  /** Slot `i`'s line into `line`; the slot lets go of its parts. */
+  take(i: number, line: KeptLine): void {
+    line.start = lineStart(this.times[i]!);
+    line.head = this.heads[i]!;
+    line.durationMs = this.durations[i]!;
+    line.ids = this.ids;
+    line.slot = i;
+    line.idLength = this.idLengths[i]!;
+    const bytes = this.bytes[i]!;
+    line.bytes = bytes < 0 ? undefined : bytes;
+    line.user = this.users[i]!;
+    line.end = this.ends[i]!;
+    // Parts made for one line (past RouteBytes' budgets, a user let go) are not kept for long.
+    this.heads[i] = this.users[i] = this.ends[i] = EMPTY;
+  }
 }
 
 /** Slots at first: a batch of 50 ms at 5,000 requests a second. */
@@ -194,7 +206,8 @@ function grown<T extends Float64Array | Uint8Array>(from: T, into: T): T {
  * The values and parts of a line: `start` (level and time), `head` (message, method, route,
  * status, and the duration's name), the duration, the request id, the bytes, `user` (the user id's
  * field, or nothing) and `end` (resource, operation, code, the closing brace). One object for
- * every line, filled anew for each: six copies of kept bytes and three numbers or texts between.
+ * every kept line and one for every other, filled anew for each: six copies of kept bytes and
+ * three numbers or texts between.
  */
 interface LineParts {
   start: Buffer;
