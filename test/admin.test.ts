@@ -897,7 +897,9 @@ forEachDialect(
           await check("picker");
           await context.close();
         }
-      });
+        // Six axe runs and eight screenshots in two colour schemes: past the default 20 s on a
+        // busy 2-core machine (a CI run on 2026-11-28 timed out on all three databases).
+      }, 60_000);
     });
   },
   ["sqlite", "postgres"],
