@@ -196,6 +196,20 @@ forEachDialect(
           .getByRole("status")
           .filter({ hasText: /^30 rows$/ })
           .waitFor();
+        // Date-time cells read as local dates and times, the instant kept in the markup.
+        const createdColumn =
+          1 +
+          (await grid(page).locator("thead th").allTextContents()).findIndex((h) => h.includes("createdAt"));
+        const created = await grid(page)
+          .locator(`tbody tr td:nth-child(${createdColumn}) time`)
+          .evaluateAll((times) =>
+            times.map((time) => [time.getAttribute("datetime"), time.textContent] as const),
+          );
+        expect(created).toHaveLength(20);
+        for (const [instant, text] of created) {
+          expect(new Date(instant!).toISOString()).toBe(instant);
+          expect(text).not.toMatch(/\d{4}-\d\d-\d\dT/);
+        }
         await page.getByRole("button", { name: "price" }).click();
         await expect.poll(() => page.url()).toContain("sortBy=price");
         const priceColumn =
@@ -587,6 +601,14 @@ forEachDialect(
         await history.waitFor();
         await expect.poll(() => history.locator("li").first().textContent()).toMatch(/update.*example-user/s);
         expect(await history.textContent()).toContain("name: Old name → New name");
+        // A date-time field's change reads as a local date and time, its instant in the markup.
+        const updatedAt = history.locator("ul > li", { hasText: "updatedAt:" }).first();
+        expect(await updatedAt.textContent()).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:/);
+        const instants = await updatedAt
+          .locator("time")
+          .evaluateAll((times) => times.map((time) => time.getAttribute("datetime")));
+        expect(instants).toHaveLength(2);
+        for (const instant of instants) expect(new Date(instant!).toISOString()).toBe(instant);
         mkdirSync(artifacts, { recursive: true });
         await page.screenshot({
           path: join(artifacts, `admin-${dialect.name}-history-light.png`),

@@ -7,7 +7,7 @@
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, request } from "./api.ts";
-import { cellText } from "./list-view.ts";
+import { cellText, dateText } from "./list-view.ts";
 import type { Session } from "./main.ts";
 import { t } from "./strings.ts";
 
@@ -32,6 +32,8 @@ export function History(props: {
   current: Row;
   /** Fields she may write now: a restore sets only these. */
   writable: string[];
+  /** Date-time fields: their changes read as local dates and times, not as ISO 8601 text. */
+  dates: string[];
   etag: string | null;
   /**
    * Changes whenever the form learns of a newer version than the one it stands on (someone
@@ -40,7 +42,7 @@ export function History(props: {
   newer: string;
   onRestored: (record: Row, etag: string | null) => void;
 }) {
-  const { session, resource, id, current, writable, etag, newer, onRestored } = props;
+  const { session, resource, id, current, writable, dates, etag, newer, onRestored } = props;
   const [entries, setEntries] = useState<Entry[]>();
   const [failure, setFailure] = useState<string>();
   const history = `${session.config.basePath}/${resource}/${encodeURIComponent(id)}/history?limit=20`;
@@ -93,9 +95,10 @@ export function History(props: {
           <p><strong>${entry.operation}</strong> ${t.by(entry.userId, entry.source)}, <time datetime=${entry.createdAt}>${new Date(entry.createdAt).toLocaleString()}</time></p>
           ${
             entry.changes &&
-            html`<ul>${Object.entries(entry.changes).map(
-              ([field, change]) => html`<li>${field}: ${cellText(change.from)} → ${cellText(change.to)}</li>`,
-            )}</ul>`
+            html`<ul>${Object.entries(entry.changes).map(([field, change]) => {
+              const text = dates.includes(field) ? dateText : cellText;
+              return html`<li>${field}: ${text(change.from)} → ${text(change.to)}</li>`;
+            })}</ul>`
           }
           ${restoreButton(entry)}
         </li>`,

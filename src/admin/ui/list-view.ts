@@ -60,6 +60,20 @@ export function cellText(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
+/**
+ * A date-time value as a local date and time, its instant kept in the markup; any other value as a
+ * cell shows it. `short` (a list's cell): to the minute, the full local time in its title.
+ */
+export function dateText(value: unknown, short = false) {
+  if (typeof value !== "string" || Number.isNaN(Date.parse(value))) return cellText(value);
+  const date = new Date(value);
+  return short
+    ? html`<time datetime=${value} title=${date.toLocaleString()}>${date.toLocaleString(undefined, SHORT)}</time>`
+    : html`<time datetime=${value}>${date.toLocaleString()}</time>`;
+}
+
+const SHORT: Intl.DateTimeFormatOptions = { dateStyle: "short", timeStyle: "short" };
+
 const COLUMNS = "_columns";
 
 /** The columns she chose (`_columns` in the URL, the admin's own: not sent to the API); the id always. */
@@ -267,7 +281,7 @@ function Grid(props: {
                   ? html`<td><a href=${recordHref(resource, String(row.id))} aria-label=${t.open(String(row.id))}>${cellText(row[f.name])}</a></td>`
                   : f.references && typeof row[f.name] === "string"
                     ? html`<td><a href=${recordHref(f.references, String(row[f.name]))}>${cellText(row[f.name])}</a></td>`
-                    : html`<td>${cellText(row[f.name])}</td>`,
+                    : html`<td>${f.type === "date" ? dateText(row[f.name], true) : cellText(row[f.name])}</td>`,
               )}
             </tr>`,
           )}

@@ -145,6 +145,7 @@ export function RecordForm({ session, resource, id }: { session: Session; resour
           id=${id}
           current=${record}
           writable=${fields.filter(editable).map((f) => f.name)}
+          dates=${fields.filter((f) => f.type === "date").map((f) => f.name)}
           etag=${etag}
           newer=${`${theirs?.etag ?? ""} ${heard}`}
           onRestored=${saved}
