@@ -130,6 +130,36 @@ suite("admin sign-in and navigation in headless Chromium", () => {
       { watts: 40 },
       "2026-01-02T03:04:05.000Z",
     ]);
+    // Someone else moves the date meanwhile: her save meets a conflict that shows both dates in
+    // full local time, the instants in the markup.
+    await app.api.updateGadget({
+      params: { id },
+      body: { madeAt: "2027-03-04T05:06:07.000Z" },
+      overrideAccess: true,
+    });
+    await page.getByLabel(/^label/).fill("Desk lamp");
+    await page.getByRole("button", { name: "Save" }).click();
+    const madeAt = page
+      .getByRole("region", { name: "Changed by someone else" })
+      .locator("tbody tr", { has: page.getByRole("rowheader", { name: "madeAt" }) });
+    await madeAt.waitFor();
+    const versions = await madeAt
+      .locator("time")
+      .evaluateAll((times) =>
+        times.map((time) => [time.getAttribute("datetime"), time.textContent] as const),
+      );
+    expect(versions.map(([instant]) => instant)).toEqual([
+      "2026-01-02T03:04:05.000Z",
+      "2027-03-04T05:06:07.000Z",
+    ]);
+    // The browser runs in UTC here (its context's timezoneId), in English: the local times are
+    // these (spaces compared as spaces: ICU puts a narrow one before AM).
+    const plain = (text: string | null) => text?.replace(/\s/g, " ");
+    expect(versions.map(([, text]) => plain(text))).toEqual(
+      ["2026-01-02T03:04:05.000Z", "2027-03-04T05:06:07.000Z"].map((instant) =>
+        plain(new Date(instant).toLocaleString("en-US", { timeZone: "UTC" })),
+      ),
+    );
     await context.close();
   });
 

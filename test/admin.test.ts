@@ -203,12 +203,18 @@ forEachDialect(
         const created = await grid(page)
           .locator(`tbody tr td:nth-child(${createdColumn}) time`)
           .evaluateAll((times) =>
-            times.map((time) => [time.getAttribute("datetime"), time.textContent] as const),
+            times.map(
+              (time) =>
+                [time.getAttribute("datetime"), time.textContent, time.getAttribute("title")] as const,
+            ),
           );
         expect(created).toHaveLength(20);
-        for (const [instant, text] of created) {
+        for (const [instant, text, full] of created) {
           expect(new Date(instant!).toISOString()).toBe(instant);
+          expect(text).toMatch(/\d/);
           expect(text).not.toMatch(/\d{4}-\d\d-\d\dT/);
+          // The full local time, to the second, in its tooltip.
+          expect(full).toMatch(/\d:\d\d:\d\d/);
         }
         await page.getByRole("button", { name: "price" }).click();
         await expect.poll(() => page.url()).toContain("sortBy=price");
@@ -603,6 +609,7 @@ forEachDialect(
         expect(await history.textContent()).toContain("name: Old name → New name");
         // A date-time field's change reads as a local date and time, its instant in the markup.
         const updatedAt = history.locator("ul > li", { hasText: "updatedAt:" }).first();
+        expect(await updatedAt.textContent()).toMatch(/updatedAt: .*\d.* → .*\d/);
         expect(await updatedAt.textContent()).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:/);
         const instants = await updatedAt
           .locator("time")
@@ -698,6 +705,11 @@ forEachDialect(
           .split("\r\n");
         expect(csv[0]).toBe("id,name,price,status,createdAt,updatedAt,image");
         expect(csv.slice(1).map((line) => line.split(",")[1])).toEqual(["Bulk A", "Bulk B", "Bulk C"]);
+        // Dates keep the API's ISO 8601 text, however the grid shows them.
+        for (const line of csv.slice(1)) {
+          const createdAt = line.split(",")[4]!;
+          expect(new Date(createdAt).toISOString()).toBe(createdAt);
+        }
         // A value that does not fit the field is refused before anything is sent.
         await bulk.getByLabel("Field", { exact: true }).selectOption("price");
         await bulk.getByLabel("Value", { exact: true }).fill("abc");

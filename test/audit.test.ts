@@ -249,14 +249,15 @@ function suite(dialect: TestDialect) {
       expect(still.balance).toBe(5);
       const all = await own.app.api.listAccounts({ overrideAccess: true });
       expect(all.items.map((a) => a.owner)).toEqual(["k"]);
-      // One line for each failed request. On PostgreSQL the sealer's poll (every 2 s) may also find
-      // its tables gone while the test runs: that is said once, not once a poll.
+      // One line for each failed request. On PostgreSQL the sealer (woken by `kept`'s commit, or its
+      // 2 s poll) may also find its tables gone while the test runs: said once, however often it
+      // tries. The other engines have no sealer.
       const [requests, others] = [
         logged.filter((m) => m === "crudkit: unhandled error while serving a request"),
         logged.filter((m) => m !== "crudkit: unhandled error while serving a request"),
       ];
       expect(requests).toHaveLength(3);
-      expect(others.length).toBeLessThanOrEqual(1);
+      expect(others.length).toBeLessThanOrEqual(dialect.name === "postgres" ? 1 : 0);
       for (const message of others) expect(message).toMatch(/^audit\(\): sealing audit entries failed/);
     } finally {
       await own.app.close();

@@ -5,7 +5,7 @@
 
 import { html } from "htm/preact";
 import { useEffect, useRef } from "preact/hooks";
-import { cellText } from "./list-view.ts";
+import { cellText, dateText } from "./list-view.ts";
 import type { FieldModel } from "./model.ts";
 import { t } from "./strings.ts";
 
@@ -32,15 +32,17 @@ export function ConflictView(props: {
       <caption>${t.conflictIntro}</caption>
       <thead><tr><th scope="col">${t.field}</th><th scope="col">${t.original}</th><th scope="col">${t.theirs}</th><th scope="col">${t.mine}</th><th scope="col"><span class="visually-hidden">${t.choice}</span></th></tr></thead>
       <tbody>
-        ${differing.map(
-          (f) => html`<tr>
+        ${differing.map((f) => {
+          // Dates in full, as the form shows them: seconds matter when telling versions apart.
+          const text = f.type === "date" ? dateText : cellText;
+          return html`<tr>
             <th scope="row">${f.name}</th>
-            <td>${cellText(original[f.name])}</td>
-            <td>${cellText(theirs[f.name])}</td>
-            <td>${f.name in mine ? cellText(mine[f.name]) : "—"}</td>
+            <td>${text(original[f.name])}</td>
+            <td>${text(theirs[f.name])}</td>
+            <td>${f.name in mine ? text(mine[f.name]) : "—"}</td>
             <td>${f.name in mine && html`<button type="button" aria-label=${t.takeTheirsOf(f.name)} onClick=${() => onTakeTheirs(f.name)}>${t.takeTheirs}</button>`}</td>
-          </tr>`,
-        )}
+          </tr>`;
+        })}
       </tbody>
     </table>
     <div class="actions">

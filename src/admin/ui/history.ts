@@ -9,7 +9,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiError, request } from "./api.ts";
 import { cellText, dateText } from "./list-view.ts";
 import type { Session } from "./main.ts";
-import { t } from "./strings.ts";
+import { locale, t } from "./strings.ts";
 
 type Row = Record<string, unknown>;
 
@@ -92,7 +92,7 @@ export function History(props: {
     <ol>
       ${entries.map(
         (entry) => html`<li>
-          <p><strong>${entry.operation}</strong> ${t.by(entry.userId, entry.source)}, <time datetime=${entry.createdAt}>${new Date(entry.createdAt).toLocaleString()}</time></p>
+          <p><strong>${entry.operation}</strong> ${t.by(entry.userId, entry.source)}, <time datetime=${entry.createdAt}>${new Date(entry.createdAt).toLocaleString(locale)}</time></p>
           ${
             entry.changes &&
             html`<ul>${Object.entries(entry.changes).map(([field, change]) => {

@@ -13,7 +13,7 @@ import { type FieldModel, operatorsFor, type ResourceModel } from "./model.ts";
 import { listHref, recordHref, useFocusedHeading } from "./route.ts";
 import { rowCount } from "./row-count.ts";
 import { ShowRequest } from "./show-request.ts";
-import { t } from "./strings.ts";
+import { locale, t } from "./strings.ts";
 
 type Row = Record<string, unknown>;
 
@@ -68,8 +68,8 @@ export function dateText(value: unknown, short = false) {
   if (typeof value !== "string" || Number.isNaN(Date.parse(value))) return cellText(value);
   const date = new Date(value);
   return short
-    ? html`<time datetime=${value} title=${date.toLocaleString()}>${date.toLocaleString(undefined, SHORT)}</time>`
-    : html`<time datetime=${value}>${date.toLocaleString()}</time>`;
+    ? html`<time datetime=${value} title=${date.toLocaleString(locale)}>${date.toLocaleString(locale, SHORT)}</time>`
+    : html`<time datetime=${value}>${date.toLocaleString(locale)}</time>`;
 }
 
 const SHORT: Intl.DateTimeFormatOptions = { dateStyle: "short", timeStyle: "short" };

@@ -5,7 +5,7 @@
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
 import { request } from "./api.ts";
-import { cellText } from "./list-view.ts";
+import { cellText, dateText } from "./list-view.ts";
 import type { Session } from "./main.ts";
 import type { ReverseRelation } from "./model.ts";
 import { recordHref } from "./route.ts";
@@ -59,7 +59,7 @@ function RelatedList({ session, relation, id }: { session: Session; relation: Re
                   html`<tr>${columns.map((c, i) =>
                     i === 0
                       ? html`<td><a href=${recordHref(relation.resource, String(row.id))}>${cellText(row[c.name])}</a></td>`
-                      : html`<td>${cellText(row[c.name])}</td>`,
+                      : html`<td>${c.type === "date" ? dateText(row[c.name], true) : cellText(row[c.name])}</td>`,
                   )}</tr>`,
               )}
             </tbody>

@@ -244,6 +244,11 @@ const CATALOGS: Readonly<Record<string, Strings>> = { en, ar };
 
 /** The page's strings: chosen once, before the page renders (see `chooseCatalog`). */
 export let t: Strings = en;
+/**
+ * The locale dates are written in: the language the catalog was chosen for (`ar-EG`, the app's
+ * `admin: { locale }`), or the browser's own when no catalog matched and the page is in English.
+ */
+export let locale: string | undefined;
 
 /** The catalog for the first of `languages` there is one for (`ar-EG` → `ar`), else English. */
 export function chooseCatalog(languages: readonly string[]): Strings {
@@ -251,10 +256,12 @@ export function chooseCatalog(languages: readonly string[]): Strings {
     const found = CATALOGS[language] ?? CATALOGS[language.split("-")[0]!];
     if (found) {
       t = found;
+      locale = language;
       return found;
     }
   }
   t = en;
+  locale = undefined;
   return en;
 }
 
