@@ -3,9 +3,9 @@
 // through the flood guard, to the `logger` given, to the JSON logger `requestLogs` makes, or to
 // stderr as text.
 
+import type { RequestObservers } from "../core/answered-requests.ts";
 import { floodGuarded, type GuardedLog, type LogFields } from "../core/flood-guard.ts";
-import type { RequestRecord } from "../core/http-handler.ts";
-import { jsonLogger, type Logger, requestLineOf } from "../core/logger.ts";
+import { jsonLogger, type Logger, requestLog } from "../core/logger.ts";
 import type { Log } from "../resource/runtime.ts";
 
 export interface LoggingOptions {
@@ -16,8 +16,11 @@ export interface LoggingOptions {
 
 export interface AppLogging {
   log: Log;
-  /** The request log, when `requestLogs` is on. */
-  observe: ((record: RequestRecord) => void) | undefined;
+  /**
+   * The request log, when `requestLogs` is on: told later when its lines go to crudkit's own
+   * sink, where they wait for its next write anyway; a logger of yours gets each line at once.
+   */
+  observe: RequestObservers | undefined;
   /** Writes what the flood guard and the logger still hold (app.close()). */
   close(): Promise<void>;
 }
@@ -29,7 +32,7 @@ export function appLogging(options: LoggingOptions): AppLogging {
   if (!options.log) guarded = floodGuarded(logger ? toLogger(logger) : toStderr);
   return {
     log: options.log ?? guarded!,
-    observe: options.requestLogs && logger ? requestLineOf(logger) : undefined,
+    observe: options.requestLogs && logger ? requestLog(logger) : undefined,
     async close() {
       guarded?.close();
       // The logger's last lines (ours, or pino's, which has a flush too), for 2 s at most: a

@@ -3,6 +3,7 @@
 // reader threads' levels readable at a scrape.
 
 import { SpanKind } from "@opentelemetry/api";
+import { type AnsweredRequests, answeredRequests, type RequestObservers } from "../core/answered-requests.ts";
 import type { RequestRecord } from "../core/http-handler.ts";
 import type { CrudkitPlugin } from "../core/plugin.ts";
 import { createTelemetry, statementKind, type Telemetry } from "../core/telemetry.ts";
@@ -69,20 +70,42 @@ export function appTelemetry(options: { tracing: boolean }): AppTelemetry {
   };
 }
 
-/** One function telling every observer of requests (the request log, plugins), or none at all. */
-export function requestObservers(
-  log: ((record: RequestRecord) => void) | undefined,
+/**
+ * Where the handler tells of each request answered, when anything observes them (the request log,
+ * plugins' `observe` and `observeLater`); a scrape and app.close() settle those still waiting.
+ */
+export function answeredRequestsOf(
+  log: RequestObservers | undefined,
   plugins: readonly CrudkitPlugin[],
-): ((record: RequestRecord) => void) | undefined {
-  const all = [log, ...plugins.map((plugin) => plugin.observe)].filter((each) => each !== undefined);
-  if (all.length <= 1) return all[0];
-  return (record) => {
-    for (const observe of all) {
-      try {
-        observe(record);
-      } catch {
-        // One observer failing does not keep the record from the others.
-      }
-    }
-  };
+): AnsweredRequests | undefined {
+  const observers = requestObservers(log, plugins);
+  return observers && answeredRequests(observers);
+}
+
+/**
+ * One function telling every observer of requests (the request log, plugins), or none at all;
+ * `later` when every one of them may be told at the end of the turn (`observeLater`).
+ */
+function requestObservers(
+  log: RequestObservers | undefined,
+  plugins: readonly CrudkitPlugin[],
+): RequestObservers | undefined {
+  const all = [log?.observe, ...plugins.flatMap((plugin) => [plugin.observe, plugin.observeLater])].filter(
+    (each) => each !== undefined,
+  );
+  if (all.length === 0) return undefined;
+  const later = (log === undefined || log.later) && plugins.every((plugin) => plugin.observe === undefined);
+  const observe =
+    all.length === 1
+      ? all[0]!
+      : (record: RequestRecord) => {
+          for (const each of all) {
+            try {
+              each(record);
+            } catch {
+              // One observer failing does not keep the record from the others.
+            }
+          }
+        };
+  return { observe, later };
 }

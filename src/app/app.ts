@@ -4,6 +4,7 @@
 import type { Kysely } from "kysely";
 import { type AdminOptions, admin } from "../admin/admin.ts";
 import type { RealtimeEvent, SubscribeOptions } from "../client/subscribe.ts";
+import type { AnsweredRequests } from "../core/answered-requests.ts";
 import type { BatchApi, ResourceApi } from "../core/api-types.ts";
 import { clientAddressOf, proxyTrust, type TrustProxy } from "../core/client-address.ts";
 import { type ContextDeps, HttpContext } from "../core/context.ts";
@@ -56,7 +57,7 @@ import { createResourceRuntime, type Log, type ResourceRuntime } from "../resour
 import type { AnyResource, RecordOf } from "../resource/types.ts";
 import { withAggregateCalls } from "./aggregate-calls.ts";
 import { appLogging } from "./app-logging.ts";
-import { appTelemetry, requestObservers } from "./app-telemetry.ts";
+import { answeredRequestsOf, appTelemetry } from "./app-telemetry.ts";
 import { type BatchOptions, batchEndpoints } from "./batch-endpoint.ts";
 import { docsEndpoints } from "./docs-page.ts";
 import { databaseCheck, type HealthCheck, healthEndpoints, replicasCheck } from "./health.ts";
@@ -286,7 +287,6 @@ export function crudkit<
   const { log } = logging;
   const given: readonly CrudkitPlugin[] = options.plugins ?? [];
   checkNames(options.resources, given);
-
   const observed = appTelemetry({ tracing: options.tracing !== false });
   const { database, jsonDepth } = openAppDatabase(options, log, observed.probe);
   observed.bind(database);
@@ -304,10 +304,12 @@ export function crudkit<
   const files = plugins.find((p) => p.files)?.files;
   if (relations.ownsFiles && !files)
     throw new ConfigError("fileRef fields hold uploaded files: add the upload() plugin to the app.");
+  const answered = answeredRequestsOf(logging.observe, plugins);
   const pluginContext = pluginContextOf(database, runtimes, {
     basePath,
     log,
     telemetry: observed.telemetry,
+    settleRequests: () => answered?.settle(),
     hooks: chainHooks(plugins.map((p) => p.hooks)),
     jsonDepth,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
@@ -353,7 +355,6 @@ export function crudkit<
     log,
     database.profile.errors,
   );
-  const { ready } = startup;
   // After close() began, requests get a clear 503 instead of a destroyed driver's error.
   const gate = () => {
     if (closing)
@@ -362,13 +363,13 @@ export function crudkit<
   };
   const inFlight = new InFlight();
   const api = buildApi(endpoints, { deps, startup: gate, log, inFlight, tracing: options.tracing !== false });
-  const http = { ...httpOf(options, plugins), observe: requestObservers(logging.observe, plugins) };
+  const http = { ...httpOf(options, plugins), answered };
   const handler = createHttpHandler({ router, deps, startup: gate, log, inFlight, ...http });
   withListPagesAndAggregates(api, listNames, endpoints);
   return {
     handler,
     api: api as ResourceApi<Resources[number]> & BatchApi,
-    ready,
+    ready: startup.ready,
     retryStartup: () => startup.retry(),
     db: database.kysely,
     basePath,
@@ -386,11 +387,11 @@ export function crudkit<
     async can(operation, resource, canOptions) {
       const runtime = runtimes.get(resource);
       if (!runtime) throw new ConfigError(`app.can(): there is no resource named "${String(resource)}".`);
-      await ready;
+      await startup.ready;
       return can(runtime, operation, canOptions);
     },
     close() {
-      closing ??= closeApp(inFlight, plugins, database).finally(() => logging.close());
+      closing ??= closeApp(inFlight, plugins, database, answered).finally(() => logging.close());
       return closing;
     },
     [INTERNALS]: { database, tables, files, ownsFiles: relations.ownsFiles } satisfies AppInternals,
@@ -548,7 +549,7 @@ function pluginContextOf(
   runtimes: ReadonlyMap<string, ResourceRuntime>,
   given: Pick<
     PluginContext,
-    "basePath" | "log" | "telemetry" | "hooks" | "jsonDepth" | "bodyLimit" | "listLimits"
+    "basePath" | "log" | "telemetry" | "settleRequests" | "hooks" | "jsonDepth" | "bodyLimit" | "listLimits"
   >,
 ): PluginContext {
   return {
@@ -772,10 +773,13 @@ async function closeApp(
   inFlight: InFlight,
   plugins: readonly CrudkitPlugin[],
   database: Database,
+  answered: AnsweredRequests | undefined,
 ): Promise<void> {
   // Streams end first: they would hold the wait for requests in flight to its limit.
   await endStreams(plugins);
   await inFlight.settled(CLOSE_GRACE_MS);
+  // The requests answered last are told to their observers (the log, metrics) before they close.
+  answered?.settle();
   for (const plugin of plugins) await plugin.close?.();
   await database.readers?.close();
   await database.replicas?.close();

@@ -1,6 +1,7 @@
 // The Web-standard handler: route, run the endpoint, answer JSON. Every failure becomes the
 // documented error body; nothing thrown reaches the caller as a stack or a driver message.
 
+import type { AnsweredRequests, Seen } from "./answered-requests.ts";
 import { type ContextDeps, HttpContext } from "./context.ts";
 import type { Cors } from "./cors.ts";
 import type { Endpoint } from "./endpoint.ts";
@@ -15,7 +16,6 @@ import { handledOnReplicas, POSITION_HEADER } from "./read-routing.ts";
 import { requestIdOf } from "./request-id.ts";
 import {
   type AnswerFor,
-  answerBytes,
   errorResponse,
   jsonResponse,
   keepAnswerTexts,
@@ -47,8 +47,8 @@ export interface HandlerDeps {
   vary?: string | undefined;
   /** Spans for requests (core/tracing.ts), recorded once an OpenTelemetry SDK is registered. @default true */
   tracing?: boolean;
-  /** Told of every request once it is answered: the request log, metrics. */
-  observe?: ((record: RequestRecord) => void) | undefined;
+  /** Told of every request once it is answered: the request log, metrics (answered-requests.ts). */
+  answered?: AnsweredRequests | undefined;
 }
 
 /**
@@ -73,16 +73,6 @@ export interface RequestRecord {
   code?: string;
 }
 
-/** What answering a request found out along the way, for its record. */
-interface Seen {
-  route?: string;
-  endpoint?: Endpoint;
-  ctx?: HttpContext;
-  code?: string;
-  /** With read replicas: the primary's position after this request's write (read-routing.ts). */
-  position?: string | undefined;
-}
-
 export function createHttpHandler(handler: HandlerDeps): RequestHandler {
   const serve = answer(handler);
   const { cors } = handler;
@@ -105,33 +95,28 @@ export type StartupGate = () => Promise<void> | undefined;
 function answer(handler: HandlerDeps): RequestHandler {
   const { router, deps, startup, log, inFlight, cors, vary } = handler;
   const listETags = handler.listETags === true;
-  const { observe } = handler;
-  if (observe) keepAnswerTexts();
+  const { answered } = handler;
+  if (answered) keepAnswerTexts();
   const tracing = handler.tracing !== false;
   return async (request, info) => {
     inFlight.begin();
-    const started = observe ? performance.now() : 0;
+    const started = answered ? performance.now() : 0;
     const requestId = requestIdOf(request);
     const seen: Seen = {};
     const traced = tracing ? startRequestTrace(request) : undefined;
-    const answered = traced
+    const answering = traced
       ? withinTrace(traced, () => answerOne(request, info, requestId, seen))
       : tracing
         ? answerOne(request, info, requestId, seen)
         : untraced(() => answerOne(request, info, requestId, seen));
-    const response = identified(await answered, requestId);
+    const response = identified(await answering, requestId);
     if (seen.position) response.headers.set(POSITION_HEADER, seen.position);
     if (traced) {
       traced.span.setAttribute("crudkit.request_id", requestId);
       const { route, code } = seen;
       endRequestTrace(traced, { method: request.method, route, status: response.status, code });
     }
-    if (observe) {
-      // A logger that throws must not turn an answer already made into a failure.
-      try {
-        observe(recordOf(request, response, requestId, seen, performance.now() - started));
-      } catch {}
-    }
+    answered?.answered(request, response, requestId, seen, performance.now() - started);
     return response;
   };
 
@@ -197,33 +182,6 @@ function answer(handler: HandlerDeps): RequestHandler {
       inFlight.end();
     }
   }
-}
-
-function recordOf(
-  request: Request,
-  response: Response,
-  requestId: string,
-  seen: Seen,
-  durationMs: number,
-): RequestRecord {
-  const record: RequestRecord = {
-    method: request.method,
-    route: seen.route ?? "unmatched",
-    status: response.status,
-    durationMs: Math.round(durationMs * 1000) / 1000,
-    requestId,
-  };
-  const bytes = answerBytes(response);
-  if (bytes !== undefined) record.bytes = bytes;
-  const userId = seen.ctx?.userId;
-  if (userId !== undefined) record.userId = userId;
-  const resource = seen.endpoint?.doc?.resource;
-  if (resource) {
-    record.resource = resource.name;
-    record.operation = resource.operation;
-  }
-  if (seen.code) record.code = seen.code;
-  return record;
 }
 
 /** Every answer names its request (`X-Request-Id`), taken from the caller or made (request-id.ts). */

@@ -3,6 +3,7 @@
 // in pino's shape go to stderr through a sink that never blocks (line-sink.ts); `pretty` gives
 // one readable line per event instead, for development.
 
+import type { RequestObservers } from "./answered-requests.ts";
 import type { RequestRecord } from "./http-handler.ts";
 import { type LineSink, lineSink } from "./line-sink.ts";
 import { requestLineWriter } from "./request-line.ts";
@@ -55,9 +56,18 @@ const ownLines = new WeakMap<object, { info: Logger["info"]; write: (record: Req
 
 /** How `logger` writes a request's line: its own way when jsonLogger made it as it is, else `info`. */
 export function requestLineOf(logger: Logger): (record: RequestRecord) => void {
+  return requestLog(logger).observe;
+}
+
+/**
+ * `logger`'s request log as an observer of requests: told later when jsonLogger made it (its lines
+ * wait for the sink's next write anyway, answered-requests.ts); any other logger (pino, yours) gets
+ * each request's line as it is answered.
+ */
+export function requestLog(logger: Logger): RequestObservers {
   const own = ownLines.get(logger);
-  if (own && own.info === logger.info) return own.write;
-  return (record) => logger.info(record, "request");
+  if (own && own.info === logger.info) return { observe: own.write, later: true };
+  return { observe: (record) => logger.info(record, "request"), later: false };
 }
 
 function jsonLine(level: Level, fields: object, message: string | undefined): string {

@@ -113,10 +113,11 @@ export function metrics(options: MetricsOptions = {}): MetricsPlugin {
     // The series start with the app, not after its migrations: requests are counted, and the
     // metrics served, while the database is still out of reach.
     endpoints(app: PluginContext) {
-      series = createSeries(prom, app.telemetry, options.processMetrics !== false);
+      series = createSeries(prom, app, options.processMetrics !== false);
       return listen ? [] : [route];
     },
-    observe(record) {
+    // Read at a scrape, which settles the requests still waiting first.
+    observeLater(record) {
       series?.request(record);
     },
     async init() {

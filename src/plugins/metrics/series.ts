@@ -5,7 +5,13 @@
 
 import { performance } from "node:perf_hooks";
 import type * as Prom from "prom-client";
-import type { RequestRecord, StatementRecord, Telemetry, TelemetryCount } from "../../kit/index.ts";
+import type {
+  PluginContext,
+  RequestRecord,
+  StatementRecord,
+  Telemetry,
+  TelemetryCount,
+} from "../../kit/index.ts";
 import { processSeries } from "./process-series.ts";
 import { type Exposed, Reading, Spread, type SpreadEntry, Tally, type TallyEntry } from "./tallies.ts";
 
@@ -38,7 +44,12 @@ export interface Series {
 }
 
 /** Makes the series on a fresh registry and feeds them from `telemetry`. */
-export function createSeries(prom: typeof Prom, telemetry: Telemetry, defaults: boolean): Series {
+export function createSeries(
+  prom: typeof Prom,
+  app: Pick<PluginContext, "telemetry" | "settleRequests">,
+  defaults: boolean,
+): Series {
+  const { telemetry } = app;
   const registry = new prom.Registry();
   const requests = new Tally(
     "crudkit_http_requests_total",
@@ -123,6 +134,8 @@ export function createSeries(prom: typeof Prom, telemetry: Telemetry, defaults: 
   return {
     registry,
     async text() {
+      // Requests answered this turn and not yet counted (answered-requests.ts) are counted first.
+      app.settleRequests();
       await levels.read();
       return registry.metrics();
     },
