@@ -174,13 +174,47 @@ forEachDialect((dialect) => {
     }
   });
 
-  it("app.close() writes the lines of the requests answered just before it, each once", async () => {
+  it("a logger of yours, or a sink of yours, hears each request before its answer returns, metrics or not", async () => {
+    const heard: string[] = [];
+    const logger = {
+      info: (fields: object) => void heard.push((fields as RequestRecord).requestId),
+      warn: () => {},
+      error: () => {},
+    };
+    const app = await appWith(await dialect.fresh(), [metrics({ tokens: TOKEN })], {
+      requestLogs: true,
+      logger,
+    });
+    try {
+      await app.handler(read("mine-1"));
+      expect(heard).toEqual(["mine-1"]);
+    } finally {
+      await app.close();
+    }
+    const lines: string[] = [];
+    const own = jsonLogger({ sink: { write: (line) => void lines.push(line), flush: async () => {} } });
+    const sinkApp = await appWith(await dialect.fresh(), [], { requestLogs: true, logger: own });
+    try {
+      await sinkApp.handler(read("mine-2"));
+      expect(lines.map((line) => JSON.parse(line).requestId)).toEqual(["mine-2"]);
+    } finally {
+      await sinkApp.close();
+    }
+  });
+
+  it("app.close() while requests are in flight writes each one's line once; a flush writes the turn's lines", async () => {
     const file = join(mkdtempSync(join(tmpdir(), "answered-")), "requests.log");
     const logger = jsonLogger({ sink: lineSink({ fd: openSync(file, "w") }) });
     const app = await appWith(await dialect.fresh(), [], { requestLogs: true, logger });
-    const ids = Array.from({ length: 300 }, (_, i) => `close-${i}`);
-    await Promise.all(ids.map((id) => app.handler(read(id))));
+    await app.handler(read("before-flush"));
+    await logger.flush();
+    expect(readFileSync(file, "utf8")).toContain('"requestId":"before-flush"');
+    const ids = Array.from({ length: 100 }, (_, i) => `close-${i}`);
+    // Not awaited: close() waits for them, and their lines.
+    const answers = ids.map((id) => app.handler(read(id)));
     await app.close();
+    expect((await Promise.all(answers)).every((answer) => answer.status === 200)).toBe(true);
+    ids.unshift("before-flush");
     const lines = readFileSync(file, "utf8")
       .trim()
       .split("\n")

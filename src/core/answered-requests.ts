@@ -44,7 +44,8 @@ const MAX_WAITING = 256;
 /**
  * @example
  * const answered = answeredRequests({ observe: (record) => console.log(record.route), later: true });
- * answered.answered(request, response, "r1", { route: "/api/product/:id" }, 1.25);
+ * const request = new Request("http://localhost/api/product/1");
+ * answered.answered(request, new Response("{}"), "r1", { route: "/api/product/:id" }, 1.25);
  * answered.settle(); // logs "/api/product/:id" now, not at the end of the turn
  */
 export function answeredRequests(observers: RequestObservers): AnsweredRequests {
@@ -69,8 +70,8 @@ export function answeredRequests(observers: RequestObservers): AnsweredRequests 
   const seens: (Seen | undefined)[] = [];
   const durations = new Float64Array(MAX_WAITING);
   const settle = () => {
-    // Counted out first: an observer that answers a request of its own (in-process) starts a
-    // new turn's wait, not this one's.
+    // Counted out first: an observer that settles again (a scrape's) finds none waiting. A request
+    // is answered after an await, never while its observers are being told.
     const waiting = count;
     count = 0;
     for (let i = 0; i < waiting; i++) {
@@ -78,7 +79,9 @@ export function answeredRequests(observers: RequestObservers): AnsweredRequests 
       const response = responses[i]!;
       const seen = seens[i]!;
       requests[i] = responses[i] = seens[i] = undefined;
-      tell(recordOf(request, response, ids[i]!, seen, durations[i]!));
+      const requestId = ids[i]!;
+      ids[i] = "";
+      tell(recordOf(request, response, requestId, seen, durations[i]!));
     }
   };
   return {

@@ -100,24 +100,30 @@ function answer(handler: HandlerDeps): RequestHandler {
   const tracing = handler.tracing !== false;
   return async (request, info) => {
     inFlight.begin();
-    const started = answered ? performance.now() : 0;
-    const requestId = requestIdOf(request);
-    const seen: Seen = {};
-    const traced = tracing ? startRequestTrace(request) : undefined;
-    const answering = traced
-      ? withinTrace(traced, () => answerOne(request, info, requestId, seen))
-      : tracing
-        ? answerOne(request, info, requestId, seen)
-        : untraced(() => answerOne(request, info, requestId, seen));
-    const response = identified(await answering, requestId);
-    if (seen.position) response.headers.set(POSITION_HEADER, seen.position);
-    if (traced) {
-      traced.span.setAttribute("crudkit.request_id", requestId);
-      const { route, code } = seen;
-      endRequestTrace(traced, { method: request.method, route, status: response.status, code });
+    try {
+      const started = answered ? performance.now() : 0;
+      const requestId = requestIdOf(request);
+      const seen: Seen = {};
+      const traced = tracing ? startRequestTrace(request) : undefined;
+      const answering = traced
+        ? withinTrace(traced, () => answerOne(request, info, requestId, seen))
+        : tracing
+          ? answerOne(request, info, requestId, seen)
+          : untraced(() => answerOne(request, info, requestId, seen));
+      const response = identified(await answering, requestId);
+      if (seen.position) response.headers.set(POSITION_HEADER, seen.position);
+      if (traced) {
+        traced.span.setAttribute("crudkit.request_id", requestId);
+        const { route, code } = seen;
+        endRequestTrace(traced, { method: request.method, route, status: response.status, code });
+      }
+      answered?.answered(request, response, requestId, seen, performance.now() - started);
+      return response;
+    } finally {
+      // Once its observers were told, or it waits with those to be: app.close() settles those
+      // waiting when none is in flight.
+      inFlight.end();
     }
-    answered?.answered(request, response, requestId, seen, performance.now() - started);
-    return response;
   };
 
   async function answerOne(
@@ -178,8 +184,6 @@ function answer(handler: HandlerDeps): RequestHandler {
       const apiError = toAPIError(error, logged, deps.driverErrors);
       seen.code = apiError.code;
       return errorResponse(apiError, { privately, vary, head }, requestId);
-    } finally {
-      inFlight.end();
     }
   }
 }

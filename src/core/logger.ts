@@ -37,12 +37,16 @@ export function jsonLogger(options: JsonLoggerOptions = {}): Logger & { flush():
   const sink = options.sink ?? lineSink();
   const line = options.pretty ? prettyLine : jsonLine;
   const at = (level: Level) => (fields: object, message?: string) => sink.write(line(level, fields, message));
-  const logger = { info: at("info"), warn: at("warn"), error: at("error"), flush: () => sink.flush() };
+  // Request lines told at the end of the turn (answered-requests.ts) are written before a flush:
+  // their turn's end comes before the flush's (setImmediate runs in order).
+  const flush = () => new Promise<void>((resolve) => setImmediate(resolve)).then(() => sink.flush());
+  const logger = { info: at("info"), warn: at("warn"), error: at("error"), flush };
   if (!options.pretty) {
     const generic = (record: RequestRecord) => sink.write(jsonLine("info", record, "request"));
-    const write =
-      sink.writeWith && sink.writeLater ? requestLineWriter(sink as Required<LineSink>, generic) : generic;
-    ownLines.set(logger, { info: logger.info, write });
+    // A sink that makes lines together waits for its next write anyway: its lines can be told later.
+    const batched = sink.writeWith !== undefined && sink.writeLater !== undefined;
+    const write = batched ? requestLineWriter(sink as Required<LineSink>, generic) : generic;
+    ownLines.set(logger, { info: logger.info, write, later: batched });
   }
   return logger;
 }
@@ -52,7 +56,10 @@ export function jsonLogger(options: JsonLoggerOptions = {}): Logger & { flush():
  * apart, not on the logger: a copy of it (`{ ...logger, info }`) or one whose `info` was replaced
  * is not ours any more, and gets `info` for its request lines as any other logger does.
  */
-const ownLines = new WeakMap<object, { info: Logger["info"]; write: (record: RequestRecord) => void }>();
+const ownLines = new WeakMap<
+  object,
+  { info: Logger["info"]; write: (record: RequestRecord) => void; later: boolean }
+>();
 
 /** How `logger` writes a request's line: its own way when jsonLogger made it as it is, else `info`. */
 export function requestLineOf(logger: Logger): (record: RequestRecord) => void {
@@ -60,13 +67,13 @@ export function requestLineOf(logger: Logger): (record: RequestRecord) => void {
 }
 
 /**
- * `logger`'s request log as an observer of requests: told later when jsonLogger made it (its lines
- * wait for the sink's next write anyway, answered-requests.ts); any other logger (pino, yours) gets
- * each request's line as it is answered.
+ * `logger`'s request log as an observer of requests: told later when jsonLogger made it on a sink
+ * that makes lines together (they wait for its next write anyway, answered-requests.ts); any other
+ * logger (pino, yours) gets each request's line as it is answered.
  */
 export function requestLog(logger: Logger): RequestObservers {
   const own = ownLines.get(logger);
-  if (own && own.info === logger.info) return { observe: own.write, later: true };
+  if (own && own.info === logger.info) return { observe: own.write, later: own.later };
   return { observe: (record) => logger.info(record, "request"), later: false };
 }
 

@@ -147,7 +147,7 @@ export interface CrudkitPlugin {
    * As `observe`, for work whose result is read later (metrics(): at a scrape). Told at the end of
    * the event loop's turn the request was answered in, with the others answered in it: together
    * they cost about a third as much (core/answered-requests.ts), when every observer of the app
-   * allows it. `app.settleRequests()` tells it of those still waiting (before a read).
+   * allows it. `settleRequests()` on the PluginContext tells it of those still waiting (before a read).
    */
   observeLater?: (record: RequestRecord) => void;
   /** Releases timers and connections; `app.close()` calls it. */

@@ -8,7 +8,8 @@
 // template and status together; the resource, operation and code; each user id; and the level
 // with the time of the last millisecond. When a request is answered, its line waits as those kept
 // parts, its numbers and its request id's bytes (a sane token, request-id.ts), in arrays kept from
-// batch to batch (WaitingLines): its fields are read once, when the request is answered. A
+// batch to batch (WaitingLines): its fields are read once, when the log is told of the request (at
+// the end of the event loop's turn it was answered in, answered-requests.ts; its `time` is then). A
 // record that does not fit waits as itself, and is read again and escaped as JSON when its line
 // is made. So a line is six copies of kept bytes, two numbers written digit by digit, and the
 // id's bytes. A request's line thus goes out after lines logged while it waited (each has its
