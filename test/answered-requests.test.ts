@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createResource, crudkit, type DatabaseOptions, jsonLogger, withId } from "crudkit-api";
 import type { CrudkitPlugin, PluginContext, RequestRecord } from "crudkit-api/plugin-kit";
 import { metrics } from "crudkit-api/plugins";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { answeredRequests, type Seen } from "../src/core/answered-requests.ts";
 import { lineSink } from "../src/core/line-sink.ts";
@@ -101,6 +101,29 @@ const gizmo = createResource({
   access: { create: true, read: true, list: true },
 });
 const TOKEN = "scraper-token-0123456789";
+
+it("a flush writes the requests answered before it with no timer, a test's fake ones included", async () => {
+  const file = join(mkdtempSync(join(tmpdir(), "answered-")), "requests.log");
+  const logger = jsonLogger({ sink: lineSink({ fd: openSync(file, "w") }) });
+  const app = crudkit({
+    database: { provider: "sqlite", url: ":memory:" },
+    autoMigrate: true,
+    resources: [gizmo],
+    requestLogs: true,
+    logger,
+    log: () => {},
+  });
+  await app.ready;
+  vi.useFakeTimers();
+  try {
+    await app.handler(new Request("http://localhost/api/gizmos", { headers: { "x-request-id": "faked" } }));
+    await logger.flush();
+    expect(readFileSync(file, "utf8")).toContain('"requestId":"faked"');
+  } finally {
+    vi.useRealTimers();
+    await app.close();
+  }
+});
 
 /** A plugin keeping what it is told, at once or later; its context, to settle. */
 function keeping(id: string, later: boolean) {

@@ -79,7 +79,9 @@ export function answeredRequestsOf(
   plugins: readonly CrudkitPlugin[],
 ): AnsweredRequests | undefined {
   const observers = requestObservers(log, plugins);
-  return observers && answeredRequests(observers);
+  const answered = observers && answeredRequests(observers);
+  if (answered && observers.later) log?.settledBy?.(answered.settle);
+  return answered;
 }
 
 /**

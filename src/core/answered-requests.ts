@@ -29,6 +29,8 @@ export interface RequestObservers {
   observe: (record: RequestRecord) => void;
   /** Every observer may be told at the end of the event loop's turn. */
   later: boolean;
+  /** Takes the function telling those waiting, for the observer's own flush (jsonLogger's). */
+  settledBy?: (settle: () => void) => void;
 }
 
 export interface AnsweredRequests {

@@ -37,16 +37,20 @@ export function jsonLogger(options: JsonLoggerOptions = {}): Logger & { flush():
   const sink = options.sink ?? lineSink();
   const line = options.pretty ? prettyLine : jsonLine;
   const at = (level: Level) => (fields: object, message?: string) => sink.write(line(level, fields, message));
-  // Request lines told at the end of the turn (answered-requests.ts) are written before a flush:
-  // their turn's end comes before the flush's (setImmediate runs in order).
-  const flush = () => new Promise<void>((resolve) => setImmediate(resolve)).then(() => sink.flush());
+  // The apps whose request lines wait for the turn's end (answered-requests.ts) tell them first: a
+  // flush writes every request answered before it, with no timer (a test's fake ones included).
+  const settlers = new Set<() => void>();
+  const flush = () => {
+    for (const settle of settlers) settle();
+    return sink.flush();
+  };
   const logger = { info: at("info"), warn: at("warn"), error: at("error"), flush };
   if (!options.pretty) {
     const generic = (record: RequestRecord) => sink.write(jsonLine("info", record, "request"));
     // A sink that makes lines together waits for its next write anyway: its lines can be told later.
     const batched = sink.writeWith !== undefined && sink.writeLater !== undefined;
     const write = batched ? requestLineWriter(sink as Required<LineSink>, generic) : generic;
-    ownLines.set(logger, { info: logger.info, write, later: batched });
+    ownLines.set(logger, { info: logger.info, write, later: batched, settlers });
   }
   return logger;
 }
@@ -58,7 +62,12 @@ export function jsonLogger(options: JsonLoggerOptions = {}): Logger & { flush():
  */
 const ownLines = new WeakMap<
   object,
-  { info: Logger["info"]; write: (record: RequestRecord) => void; later: boolean }
+  {
+    info: Logger["info"];
+    write: (record: RequestRecord) => void;
+    later: boolean;
+    settlers: Set<() => void>;
+  }
 >();
 
 /** How `logger` writes a request's line: its own way when jsonLogger made it as it is, else `info`. */
@@ -73,7 +82,8 @@ export function requestLineOf(logger: Logger): (record: RequestRecord) => void {
  */
 export function requestLog(logger: Logger): RequestObservers {
   const own = ownLines.get(logger);
-  if (own && own.info === logger.info) return { observe: own.write, later: own.later };
+  if (own && own.info === logger.info)
+    return { observe: own.write, later: own.later, settledBy: (settle) => void own.settlers.add(settle) };
   return { observe: (record) => logger.info(record, "request"), later: false };
 }
 
