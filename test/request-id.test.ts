@@ -104,7 +104,7 @@ describe("request ids", () => {
         }
       });
     },
-    ["sqlite", "postgres"],
+    ["sqlite", "postgres", "mysql"],
   );
 
   it("the default log writes the request's id after the message", async () => {

@@ -132,7 +132,7 @@ describe("request logs", () => {
         }
       });
     },
-    ["sqlite", "postgres"],
+    ["sqlite", "postgres", "mysql"],
   );
 
   it("errors go to the logger's error, the cause under err, with the request's id", async () => {

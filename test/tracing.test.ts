@@ -177,6 +177,43 @@ describe("traces", () => {
         }
       });
 
+      it("a malformed, oversized or forged traceparent is ignored: the request answers as usual, in a trace of its own", async () => {
+        const app = crudkit({ database: await dialect.fresh(), autoMigrate: true, resources: [staff] });
+        await app.ready;
+        try {
+          const hostile = [
+            "garbage",
+            "",
+            `00-${TRACE_ID}-${PARENT_ID}`,
+            `00-${TRACE_ID.toUpperCase()}-${PARENT_ID}-01`,
+            `00-${"0".repeat(32)}-${PARENT_ID}-01`,
+            `00-${TRACE_ID}-${"0".repeat(16)}-01`,
+            `ff-${TRACE_ID}-${PARENT_ID}-01`,
+            `00-${TRACE_ID}-${PARENT_ID}-01-extra`,
+            `00-${TRACE_ID}'; drop table staff; --${PARENT_ID}-01`,
+            `00-${TRACE_ID}-${PARENT_ID}-01${"-a".repeat(4000)}`,
+            `00-${"4bf92f35".repeat(1000)}-${PARENT_ID}-01`,
+          ];
+          for (const traceparent of hostile) {
+            exporter.reset();
+            const answer = await app.handler(
+              new Request("http://localhost/api/staff", {
+                headers: { traceparent, tracestate: `a=${"b".repeat(600)},${"c=d,".repeat(100)}` },
+              }),
+            );
+            expect(answer.status, traceparent.slice(0, 80)).toBe(200);
+            const root = exporter.getFinishedSpans().find((span) => span.kind === SpanKind.SERVER)!;
+            expect(root.parentSpanContext, traceparent.slice(0, 80)).toBeUndefined();
+            expect(root.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/);
+            expect(root.spanContext().traceId).not.toBe("0".repeat(32));
+          }
+          // The table is still there.
+          expect((await app.handler(new Request("http://localhost/api/staff"))).status).toBe(200);
+        } finally {
+          await app.close();
+        }
+      });
+
       it("a made-up method is _OTHER in the span", async () => {
         const app = crudkit({ database: await dialect.fresh(), autoMigrate: true, resources: [staff] });
         await app.ready;
@@ -218,6 +255,6 @@ describe("traces", () => {
         }
       });
     },
-    ["sqlite", "postgres"],
+    ["sqlite", "postgres", "mysql"],
   );
 });
