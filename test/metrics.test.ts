@@ -3,6 +3,7 @@
 
 import { createServer } from "node:http";
 import { createResource, crudkit, withId } from "crudkit-api";
+import { createClient } from "crudkit-api/client";
 import { apiKey, cache, idempotency, jwt, metrics, rateLimit } from "crudkit-api/plugins";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
@@ -135,6 +136,58 @@ describe("metrics()", () => {
         }
       });
     }
+
+    it("the typed client's calls are requests, logged and counted; app.api's are server code: only their statements count", async () => {
+      const logged: Record<string, unknown>[] = [];
+      const logger = {
+        info: (fields: object, message?: string) => {
+          if (message === "request") logged.push(fields as Record<string, unknown>);
+        },
+        warn() {},
+        error() {},
+      };
+      const app = crudkit({
+        database: await dialect.fresh(),
+        autoMigrate: true,
+        resources: [gizmo],
+        plugins: [metrics({ tokens: TOKEN })],
+        logger,
+        requestLogs: true,
+      });
+      await app.ready;
+      try {
+        const send = (path: string, init?: RequestInit) =>
+          app.handler(new Request(`http://localhost${path}`, init));
+        const client = createClient<typeof app>({
+          baseURL: "http://localhost/api",
+          fetch: (input, init) => app.handler(new Request(input, init)),
+        });
+        const { data: created } = await client.gizmo.create({ name: "by the client" });
+        expect((await client.gizmo.read(created!.id)).data?.name).toBe("by the client");
+        const before = await scrape(send);
+        const selects = (families: PromFamily[]) =>
+          sampleValue(families, "crudkit_db_statement_duration_seconds_count", { operation: "select" }) ?? 0;
+        const made = await app.api.createGizmo({ body: { name: "by app.api" } });
+        expect((await app.api.readGizmo({ params: { id: made.id } })).name).toBe("by app.api");
+        const after = await scrape(send);
+        const requests = (families: PromFamily[], labels: Record<string, string>) =>
+          sampleValue(families, "crudkit_http_requests_total", labels) ?? 0;
+        // The client's two calls and the two scrapes: each a request with its line; app.api's
+        // calls between the scrapes made none.
+        expect(requests(after, { method: "POST", route: "/api/gizmo", status: "201" })).toBe(1);
+        expect(requests(after, { method: "GET", route: "/api/gizmo/:id", status: "200" })).toBe(1);
+        expect(logged.map((line) => `${line.method} ${line.route} ${line.status}`)).toEqual([
+          "POST /api/gizmo 201",
+          "GET /api/gizmo/:id 200",
+          "GET /api/metrics 200",
+          "GET /api/metrics 200",
+        ]);
+        // app.api's read ran its statement, timed as any other.
+        expect(selects(after)).toBeGreaterThan(selects(before));
+      } finally {
+        await app.close();
+      }
+    });
   });
 
   describe("sqlite", () => {
