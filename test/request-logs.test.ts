@@ -165,6 +165,46 @@ describe("request logs", () => {
     }
   });
 
+  it("jsonLogger({ pretty: true }) writes one readable line per request, as each is answered, and an error's stack under its line", async () => {
+    const written: string[] = [];
+    const sink = { write: (line: string) => void written.push(line), flush: async () => {} };
+    const app = crudkit({
+      database: { provider: "sqlite", url: ":memory:" },
+      autoMigrate: true,
+      resources: [failing],
+      logger: jsonLogger({ pretty: true, sink }),
+      requestLogs: true,
+    });
+    try {
+      await app.ready;
+      await app.handler(
+        new Request("http://localhost/api/failings", { headers: { "x-request-id": "list-1" } }),
+      );
+      // Told as it is answered: the line is there when the answer is.
+      expect(written).toHaveLength(1);
+      await app.handler(
+        new Request("http://localhost/api/failing", {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-request-id": "bug-2" },
+          body: JSON.stringify({ name: "x" }),
+        }),
+      );
+      const [list, error, failed] = written;
+      expect(list).toMatch(
+        /^\d\d:\d\d:\d\d\.\d{3} INFO {2}request method=GET route=\/api\/failings status=200 durationMs=[\d.]+ requestId=list-1 .*resource=failing operation=list\n$/,
+      );
+      // The cause: its message on the line, its stack on the lines under it; never JSON.
+      expect(error).toMatch(/^\d\d:\d\d:\d\d\.\d{3} ERROR .*requestId=bug-2\nError: a bug in a hook/);
+      expect(error).toContain("\n    at ");
+      expect(failed).toMatch(
+        / INFO {2}request method=POST route=\/api\/failing status=500 .*code=INTERNAL_ERROR\n$/,
+      );
+      for (const line of written) expect(() => JSON.parse(line)).toThrow();
+    } finally {
+      await app.close();
+    }
+  });
+
   it("a logger that throws changes no answer: the read, the 404 and the 500 go out as made", async () => {
     const throwing: Logger = {
       info: () => {
